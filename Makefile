@@ -1,0 +1,35 @@
+# The README's two commands: `make run` and `make test`.
+# Each sets up what it needs (a virtualenv with the pinned packages) first.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint format install clean
+
+$(STAMP): pyproject.toml requirements.lock
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c requirements.lock -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Set up, then run Marquee with demo data on the embedded database.
+run: $(STAMP)
+	$(PY) manage.py serve $(ARGS)
+
+## Set up, then lint and run the whole test suite (browser tests included).
+test: $(STAMP)
+	scripts/ensure-chromium
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PY) -m pytest $(ARGS)
+
+format: $(STAMP)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+clean:
+	rm -rf $(VENV) var

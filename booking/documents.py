@@ -1,0 +1,1 @@
+"""MongoEngine documents owned by the booking app (indexes in each ``meta``)."""

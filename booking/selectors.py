@@ -1,0 +1,1 @@
+"""Reads and queries over the booking app's collections; never writes."""

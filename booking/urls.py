@@ -1,0 +1,2 @@
+app_name = "booking"
+urlpatterns: list = []

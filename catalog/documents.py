@@ -1,0 +1,1 @@
+"""MongoEngine documents owned by the catalog app (indexes in each ``meta``)."""

@@ -1,0 +1,1 @@
+"""Reads and queries over the catalog app's collections; never writes."""

@@ -1,0 +1,156 @@
+"""Run the whole of Marquee on one machine with one command.
+
+Order of start: MongoDB (embedded unless MONGODB_URI), Django migrations,
+Mongo indexes, django-q2 schedules, demo data on a first run, then the
+qcluster and the web server as child processes. Ctrl-C or SIGTERM stops the
+children first and the database last, so no worker writes to a closing
+server, and no process is left behind.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+from config import mongo
+from config.embedded import EmbeddedServer
+
+
+class Children:
+    """Child processes, each in its own session so the whole group can be stopped."""
+
+    def __init__(self):
+        self.procs: dict[str, subprocess.Popen] = {}
+
+    def spawn(self, name: str, args: list[str], env: dict) -> None:
+        self.procs[name] = subprocess.Popen(
+            args,
+            env=env,
+            cwd=settings.BASE_DIR,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+    def first_exited(self) -> tuple[str, int] | None:
+        for name, proc in self.procs.items():
+            if proc.poll() is not None:
+                return name, proc.returncode
+        return None
+
+    def stop(self, timeout: float = 15.0) -> None:
+        for proc in self.procs.values():
+            _signal_group(proc, signal.SIGTERM)
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                _signal_group(proc, signal.SIGKILL)
+                proc.wait()
+        # A group may outlive its leader (qcluster's workers): sweep it.
+        for proc in self.procs.values():
+            _signal_group(proc, signal.SIGKILL)
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+class Command(BaseCommand):
+    help = "Start MongoDB (embedded unless MONGODB_URI), qcluster and the web server."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument(
+            "--dev", action="store_true", help="runserver with autoreload, DEBUG on"
+        )
+        parser.add_argument(
+            "--workers", type=int, default=2, help="gunicorn worker processes"
+        )
+        demo = parser.add_mutually_exclusive_group()
+        demo.add_argument(
+            "--demo", action="store_true", default=None, help="load demo data now"
+        )
+        demo.add_argument("--no-demo", dest="demo", action="store_false")
+        parser.add_argument("--demo-items", type=int, default=2000)
+
+    def handle(self, *args, **opts):
+        stop_requested = threading.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stop_requested.set())
+
+        embedded = None
+        children = Children()
+        try:
+            uri = settings.MONGODB_URI
+            if uri is None:
+                embedded = EmbeddedServer(
+                    settings.MONGO_EMBEDDED_DIR, settings.MONGO_EMBEDDED_LOG
+                )
+                self.stdout.write(f"starting embedded MongoDB in {embedded.data_dir}")
+                uri = embedded.start()
+            mongo.check(uri)
+            mongo.connect(uri)
+            self._prepare(opts)
+            env = {**os.environ, "MONGODB_URI": uri}
+            if opts["dev"]:
+                env["MARQUEE_DEBUG"] = "1"
+            children.spawn("qcluster", self._manage("qcluster"), env)
+            children.spawn("web", self._web_command(opts), env)
+            self.stdout.write(
+                f"Marquee is serving on http://{opts['host']}:{opts['port']}/ "
+                "(Ctrl-C stops it)"
+            )
+            self.stdout.flush()
+            while not stop_requested.wait(0.5):
+                exited = children.first_exited()
+                if exited:
+                    raise CommandError(f"{exited[0]} exited with code {exited[1]}")
+        except mongo.MongoUnavailable as exc:
+            raise CommandError(str(exc)) from None
+        finally:
+            children.stop()
+            if embedded is not None:
+                embedded.stop()
+        self.stdout.write("Marquee stopped")
+
+    def _prepare(self, opts) -> None:
+        quiet = {"verbosity": 0}
+        call_command("migrate", interactive=False, **quiet)
+        call_command("mongo_setup", **quiet)
+        call_command("setup_schedules", **quiet)
+        demo = opts["demo"]
+        if demo or (demo is None and mongo.is_empty()):
+            self.stdout.write("loading demo data")
+            call_command("load_demo", items=opts["demo_items"])
+        if not opts["dev"]:
+            call_command("collectstatic", interactive=False, **quiet)
+
+    @staticmethod
+    def _manage(*args: str) -> list[str]:
+        return [sys.executable, str(settings.BASE_DIR / "manage.py"), *args]
+
+    def _web_command(self, opts) -> list[str]:
+        address = f"{opts['host']}:{opts['port']}"
+        if opts["dev"]:
+            return self._manage("runserver", address)
+        return [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi:application",
+            "--config",
+            "python:config.gunicorn",
+            "--bind",
+            address,
+            "--workers",
+            str(opts["workers"]),
+        ]

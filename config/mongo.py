@@ -1,0 +1,205 @@
+"""The one MongoDB connection of a Marquee process, and its indexes.
+
+Every process (web worker, qcluster worker, management command, test) connects
+once, lazily, through ``connect``. The client is created with ``connect=False``
+so that no socket or monitor thread exists before gunicorn or django-q2 forks;
+``reset_after_fork`` drops whatever a parent did create, so each child opens
+its own pool on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+from collections.abc import Iterable
+
+import mongoengine
+from django.apps import apps
+from django.conf import settings
+from pymongo import MongoClient
+from pymongo.database import Database
+from pymongo.errors import ConfigurationError, InvalidURI, PyMongoError
+from pymongo.uri_parser import parse_uri
+
+log = logging.getLogger("marquee.mongo")
+
+ALIAS = mongoengine.DEFAULT_CONNECTION_NAME
+# The Django apps whose documents Marquee owns (and so indexes).
+DOMAIN_APPS = ("catalog", "shop", "booking")
+
+
+class MongoUnavailable(Exception):
+    """MongoDB cannot be used; the message is one line a person can act on."""
+
+
+def _client_options(timeout_ms: int | None = None) -> dict:
+    return {
+        "tz_aware": True,
+        "uuidRepresentation": "standard",
+        "serverSelectionTimeoutMS": timeout_ms or settings.MONGODB_SERVER_SELECTION_MS,
+        # Acknowledged by a majority of a replica set before a reservation is
+        # reported; on a standalone server this is the same as w=1.
+        "w": "majority",
+    }
+
+
+def database_name(uri: str) -> str:
+    try:
+        return parse_uri(uri).get("database") or settings.MONGODB_DB
+    except (InvalidURI, ConfigurationError, ValueError) as exc:
+        raise MongoUnavailable(
+            f"MONGODB_URI is not a valid MongoDB URI: {exc}"
+        ) from exc
+
+
+def connect(uri: str, *, db: str | None = None) -> None:
+    """(Re)bind the default MongoEngine alias to ``uri`` without opening sockets."""
+    name = db or database_name(uri)
+    mongoengine.disconnect(ALIAS)
+    mongoengine.connect(
+        db=name, host=uri, alias=ALIAS, connect=False, **_client_options()
+    )
+    _state["uri"], _state["db"] = uri, name
+
+
+_state: dict[str, str | None] = {"uri": None, "db": None}
+
+
+def connected_uri() -> str | None:
+    return _state["uri"]
+
+
+def reset_after_fork() -> None:
+    """Forget the parent's client in a forked child; the next use reconnects."""
+    if _state["uri"]:
+        connect(_state["uri"], db=_state["db"])
+
+
+os.register_at_fork(after_in_child=reset_after_fork)
+
+
+def db() -> Database:
+    return mongoengine.get_db(ALIAS)
+
+
+def check(uri: str, *, timeout_ms: int = 3000) -> None:
+    """Raise MongoUnavailable unless a server at ``uri`` answers a ping."""
+    database_name(uri)  # validates the URI first, with its own message
+    try:
+        client = MongoClient(uri, connect=False, **_client_options(timeout_ms))
+    except (InvalidURI, ConfigurationError, ValueError) as exc:
+        raise MongoUnavailable(
+            f"MONGODB_URI is not a valid MongoDB URI: {exc}"
+        ) from exc
+    try:
+        client.admin.command("ping")
+    except PyMongoError as exc:
+        reason = str(exc).split(",")[0].split("\n")[0]
+        raise MongoUnavailable(
+            f"MongoDB at {_redact(uri)} is unreachable: {reason}"
+        ) from exc
+    finally:
+        client.close()
+
+
+def ping() -> str | None:
+    """None when the connected server answers, else a one-line reason."""
+    try:
+        db().command("ping")
+    except mongoengine.ConnectionFailure:
+        return "no MongoDB connection is configured"
+    except PyMongoError as exc:
+        return f"unreachable: {str(exc).split(',')[0]}"
+    return None
+
+
+def _redact(uri: str) -> str:
+    """Hide a password in a URI shown in an error message."""
+    scheme, sep, rest = uri.partition("://")
+    if "@" in rest:
+        creds, _, hosts = rest.rpartition("@")
+        user = creds.split(":", 1)[0]
+        return f"{scheme}{sep}{user}:***@{hosts}"
+    return uri
+
+
+def connect_from_environment() -> bool:
+    """Connect if this process was told where MongoDB is; True when it was.
+
+    ``MONGODB_URI`` wins; otherwise a running embedded server (started by
+    ``serve``) is found through its state file. Nothing is started here: a
+    web worker must never spawn a database of its own.
+    """
+    from config.embedded import EmbeddedServer
+
+    uri = settings.MONGODB_URI or EmbeddedServer.running_uri(
+        settings.MONGO_EMBEDDED_DIR
+    )
+    if not uri:
+        return False
+    try:
+        connect(uri)
+    except MongoUnavailable:
+        # A malformed URI: left for the first command or check to report in
+        # one line, rather than as a traceback out of Django's start-up.
+        return False
+    return True
+
+
+# --- Indexes -------------------------------------------------------------
+
+
+def domain_documents() -> list[type[mongoengine.Document]]:
+    """Every concrete MongoEngine document defined by Marquee's apps."""
+    for app in DOMAIN_APPS:
+        if apps.is_installed(app):
+            importlib.import_module(f"{app}.documents")
+    found = []
+    for cls in mongoengine.base._document_registry.values():
+        if (
+            issubclass(cls, mongoengine.Document)
+            and not cls._meta.get("abstract")
+            and cls.__module__.split(".")[0] in DOMAIN_APPS
+        ):
+            found.append(cls)
+    return sorted(found, key=lambda c: c._get_collection_name())
+
+
+def ensure_indexes(
+    documents: Iterable[type[mongoengine.Document]] | None = None,
+) -> list[str]:
+    """Create every index the documents declare that the database lacks.
+
+    Idempotent by comparing key patterns rather than asking the server to
+    re-create: some servers (the embedded one for 2dsphere) reject a repeated
+    ``createIndexes`` that MongoDB itself would accept as a no-op. Returns the
+    names of the indexes created.
+    """
+    created = []
+    for cls in documents if documents is not None else domain_documents():
+        collection = cls._get_collection()
+        existing = {
+            tuple(tuple(k) for k in info["key"])
+            for info in collection.index_information().values()
+        }
+        for spec in cls._meta.get("index_specs") or []:
+            spec = dict(spec)
+            keys = [tuple(k) for k in spec.pop("fields")]
+            if tuple(keys) in existing:
+                continue
+            spec.pop("cls", None)
+            name = collection.create_index(keys, background=False, **spec)
+            existing.add(tuple(keys))
+            created.append(f"{collection.name}.{name}")
+    return created
+
+
+def is_empty() -> bool:
+    """True when no domain collection holds a document (a first run)."""
+    database = db()
+    return not any(
+        database[name].estimated_document_count()
+        for name in database.list_collection_names()
+        if not name.startswith("system.")
+    )

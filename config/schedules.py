@@ -1,0 +1,44 @@
+"""Registration of the django-q2 schedules every app declares.
+
+Each app lists its periodic jobs as ``SCHEDULES`` in its ``tasks.py``; one
+idempotent command writes them to django-q2's Schedule table, so running it
+on every start never duplicates a job.
+"""
+
+import importlib
+from dataclasses import dataclass
+
+from django_q.models import Schedule
+
+APPS = ("catalog", "booking", "shop")
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    func: str
+    minutes: int
+
+
+def declared_jobs() -> list[Job]:
+    jobs = []
+    for app in APPS:
+        module = importlib.import_module(f"{app}.tasks")
+        jobs.extend(getattr(module, "SCHEDULES", ()))
+    return jobs
+
+
+def register(jobs: list[Job] | None = None) -> list[str]:
+    """Create or update one Schedule per job, keyed by name; return the names."""
+    jobs = declared_jobs() if jobs is None else jobs
+    for job in jobs:
+        Schedule.objects.update_or_create(
+            name=job.name,
+            defaults={
+                "func": job.func,
+                "schedule_type": Schedule.MINUTES,
+                "minutes": job.minutes,
+                "repeats": -1,
+            },
+        )
+    return [job.name for job in jobs]

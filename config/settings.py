@@ -1,0 +1,176 @@
+"""Django settings for Marquee.
+
+Everything that differs between a laptop, CI and production comes from the
+environment; the defaults run the whole stack on one machine with the embedded
+MongoDB-compatible server and SQLite, both under ``var/``.
+"""
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+
+def _env_bool(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("MARQUEE_VAR_DIR") or BASE_DIR / "var")
+
+DEBUG = _env_bool("MARQUEE_DEBUG")
+# A fixed development key keeps `make run` a one-liner; production sets its own.
+SECRET_KEY = os.environ.get(
+    "DJANGO_SECRET_KEY", "marquee-dev-only-secret-key-change-me-in-production"
+)
+ALLOWED_HOSTS = [
+    h.strip()
+    for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",")
+    if h.strip()
+]
+CSRF_TRUSTED_ORIGINS = [
+    o.strip()
+    for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",")
+    if o.strip()
+]
+
+INSTALLED_APPS = [
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "template_partials",
+    "django_q",
+    "config",
+    "catalog",
+    "booking",
+    "shop",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# The Django ORM keeps framework tables only (auth, django-q2 schedules and
+# results). Domain data lives in MongoDB; see config/mongo.py.
+DATABASES = {
+    "default": dj_database_url.config(
+        default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}", conn_max_age=60
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Web workers and the qcluster write concurrently: WAL lets readers go on
+    # while one writes, IMMEDIATE takes the write lock up front instead of
+    # failing half-way through a transaction.
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 20,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Signed-cookie sessions keep the web tier stateless: any worker on any
+# machine can serve any request without a shared session store.
+SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_SECURE = _env_bool("MARQUEE_SECURE_COOKIES")
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+MESSAGE_STORAGE = "django.contrib.messages.storage.cookie.CookieStorage"
+
+LOGIN_URL = "/accounts/login/"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-gb"
+TIME_ZONE = os.environ.get("MARQUEE_TIME_ZONE", "Europe/London")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns when it is absent
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+# Serve straight from the source folders when collectstatic has not run
+# (runserver, tests); `serve` collects into STATIC_ROOT for gunicorn.
+WHITENOISE_USE_FINDERS = True
+
+# --- MongoDB -------------------------------------------------------------
+# Unset: `serve` starts the embedded SecantusDB daemon (a separate process,
+# data under var/mongo/) and hands its address to every child process.
+MONGODB_URI = os.environ.get("MONGODB_URI") or None
+# Used when the URI names no database.
+MONGODB_DB = os.environ.get("MONGODB_DB", "marquee")
+MONGODB_SERVER_SELECTION_MS = int(os.environ.get("MONGODB_TIMEOUT_MS", "5000"))
+MONGO_EMBEDDED_DIR = VAR_DIR / "mongo"
+MONGO_EMBEDDED_LOG = VAR_DIR / "log" / "mongo.log"
+
+# --- Reservations --------------------------------------------------------
+# How long a cart holds stock and seats after its last change.
+CART_HOLD_MINUTES = int(os.environ.get("MARQUEE_HOLD_MINUTES", "30"))
+
+# --- django-q2 -----------------------------------------------------------
+Q_CLUSTER = {
+    "name": "marquee",
+    "workers": int(os.environ.get("MARQUEE_Q_WORKERS", "2")),
+    "timeout": 60,
+    "retry": 120,
+    "orm": "default",
+    "catch_up": False,
+    "max_attempts": 1,
+    "save_limit": 500,
+    "poll": 1,
+    "label": "Scheduled jobs",
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": "WARNING"},
+    "loggers": {
+        "marquee": {"level": os.environ.get("MARQUEE_LOG_LEVEL", "INFO")},
+        "django_q": {"level": "WARNING"},
+    },
+}

@@ -1,0 +1,17 @@
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from config import views
+
+urlpatterns = [
+    path("healthz", views.healthz, name="healthz"),
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(template_name="registration/login.html"),
+        name="login",
+    ),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("", include("booking.urls")),
+    path("", include("shop.urls")),
+    path("", include("catalog.urls")),
+]

@@ -1,0 +1,28 @@
+from django.db import DatabaseError, connection
+from django.http import JsonResponse
+from django.views.decorators.cache import never_cache
+
+from config import mongo
+
+
+def _django_db_problem() -> str | None:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    except DatabaseError as exc:
+        return f"unreachable: {exc}"
+    return None
+
+
+@never_cache
+def healthz(request):
+    """Both databases answer: 200; otherwise 503 naming the one that does not."""
+    problems = {"mongodb": mongo.ping(), "django_db": _django_db_problem()}
+    healthy = not any(problems.values())
+    return JsonResponse(
+        {
+            "status": "ok" if healthy else "unavailable",
+            "checks": {name: problem or "ok" for name, problem in problems.items()},
+        },
+        status=200 if healthy else 503,
+    )

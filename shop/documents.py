@@ -1,0 +1,1 @@
+"""MongoEngine documents owned by the shop app (indexes in each ``meta``)."""

@@ -1,0 +1,1 @@
+"""Domain errors of the shop app."""

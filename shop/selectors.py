@@ -1,0 +1,1 @@
+"""Reads and queries over the shop app's collections; never writes."""

@@ -1,0 +1,5 @@
+"""django-q2 task functions of the shop app: thin, safe to run twice."""
+
+from config.schedules import Job
+
+SCHEDULES: list[Job] = []

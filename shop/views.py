@@ -1,0 +1,1 @@
+"""Thin views of the shop app: parse with a form, call a service, render."""

@@ -1,0 +1,46 @@
+"""Fixtures every Marquee test stands on: a real MongoDB-compatible server.
+
+The embedded SecantusDB daemon runs as a separate process for the whole test
+session (or ``MONGODB_URI`` names a server to use instead); every test gets a
+database of its own, with every index created, dropped afterwards.
+"""
+
+import os
+import uuid
+
+import pytest
+from pymongo import MongoClient
+
+from config import mongo
+from config.embedded import EmbeddedServer
+
+
+@pytest.fixture(scope="session")
+def mongo_uri(tmp_path_factory):
+    uri = os.environ.get("MONGODB_URI")
+    if uri:
+        mongo.check(uri)
+        yield uri
+        return
+    home = tmp_path_factory.mktemp("mongo")
+    server = EmbeddedServer(home / "data", home / "mongo.log")
+    yield server.start()
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def mongo_admin(mongo_uri):
+    """A client of the fixtures' own, unaffected by what a test connects to."""
+    client = MongoClient(mongo_uri, tz_aware=True)
+    yield client
+    client.close()
+
+
+@pytest.fixture(autouse=True)
+def mongo_db(mongo_uri, mongo_admin):
+    """A clean database for this test, indexes included, dropped after it."""
+    name = f"test_{uuid.uuid4().hex[:16]}"
+    mongo.connect(mongo_uri, db=name)
+    mongo.ensure_indexes()
+    yield mongo_admin[name]
+    mongo_admin.drop_database(name)

@@ -1,0 +1,51 @@
+"""Helpers for tests that run Marquee's commands as real processes."""
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+from django.conf import settings
+
+MANAGE = str(Path(settings.BASE_DIR) / "manage.py")
+
+
+def command_env(var_dir: Path, **extra: str) -> dict[str, str]:
+    """An environment for a child Marquee process, tagged to find its descendants."""
+    env = {k: v for k, v in os.environ.items() if k != "MONGODB_URI"}
+    env.update(
+        MARQUEE_VAR_DIR=str(var_dir),
+        MARQUEE_PROCESS_TAG=uuid.uuid4().hex,
+        PYTHONUNBUFFERED="1",
+    )
+    env.update(extra)
+    return env
+
+
+def manage(*args: str, env: dict, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, MANAGE, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=settings.BASE_DIR,
+    )
+
+
+def processes_tagged(tag: str) -> list[int]:
+    """PIDs of live processes whose environment carries ``tag``."""
+    needle = f"MARQUEE_PROCESS_TAG={tag}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state != "Z":
+                    found.append(int(entry.name))
+        except OSError:
+            continue
+    return found

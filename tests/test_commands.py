@@ -1,0 +1,93 @@
+"""Marquee's commands as a person runs them: real processes, real servers."""
+
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from config.embedded import free_port
+from tests.processes import MANAGE, command_env, manage, processes_tagged
+
+
+def _one_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+def test_unreachable_mongodb_uri_gives_one_clear_line(tmp_path):
+    port = free_port()
+    env = command_env(
+        tmp_path, MONGODB_URI=f"mongodb://127.0.0.1:{port}/?directConnection=true"
+    )
+
+    result = manage("mongo_setup", env=env)
+
+    assert result.returncode == 1
+    line = _one_line(result.stderr)
+    assert f"MongoDB at mongodb://127.0.0.1:{port}" in line
+    assert "unreachable" in line
+
+
+def test_malformed_mongodb_uri_gives_one_clear_line(tmp_path):
+    env = command_env(tmp_path, MONGODB_URI="mongo://nowhere")
+
+    result = manage("serve", "--no-demo", env=env)
+
+    assert result.returncode == 1
+    assert "MONGODB_URI is not a valid MongoDB URI" in _one_line(result.stderr)
+
+
+def _get(url: str) -> int:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return response.status
+
+
+def _wait_until_serving(url: str, proc: subprocess.Popen, within: float) -> None:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stdout.read()
+        try:
+            if _get(url) == 200:
+                return
+        except OSError:
+            # Poll interval: waiting on the process returns early if it dies.
+            try:
+                proc.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                pass
+    pytest.fail(f"{url} did not answer within {within}s")
+
+
+def test_serve_runs_the_whole_stack_and_stops_leaving_no_process(tmp_path):
+    port = free_port()
+    env = command_env(tmp_path)
+    serve = subprocess.Popen(
+        [sys.executable, MANAGE, "serve", "--no-demo", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        _wait_until_serving(f"http://127.0.0.1:{port}/healthz", serve, within=120)
+        assert _get(f"http://127.0.0.1:{port}/") == 200
+        # The web server, the qcluster and the database all run.
+        assert len(processes_tagged(env["MARQUEE_PROCESS_TAG"])) >= 4
+
+        # A second Marquee on the same data directory refuses, clearly.
+        second = manage("serve", "--no-demo", "--port", str(free_port()), env=env)
+        assert second.returncode == 1
+        assert "owns" in _one_line(second.stderr)
+
+        serve.send_signal(signal.SIGTERM)
+        assert serve.wait(timeout=60) == 0
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+    assert processes_tagged(env["MARQUEE_PROCESS_TAG"]) == []
+    assert "Marquee stopped" in serve.stdout.read()
