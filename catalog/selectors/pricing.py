@@ -1,4 +1,4 @@
-"""Reads and queries over the catalog's collections; never writes."""
+"""Prices: which one applies to a SKU in a store, and what a cart records."""
 
 from dataclasses import dataclass
 from decimal import Decimal
