@@ -11,7 +11,7 @@ import os
 import signal
 import subprocess
 import sys
-import threading
+import time
 
 from django.conf import settings
 from django.core.management import call_command
@@ -56,6 +56,10 @@ class Children:
             _signal_group(proc, signal.SIGKILL)
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def _signal_group(proc: subprocess.Popen, sig: int) -> None:
     try:
         os.killpg(proc.pid, sig)
@@ -83,10 +87,9 @@ class Command(BaseCommand):
         parser.add_argument("--demo-items", type=int, default=2000)
 
     def handle(self, *args, **opts):
-        stop_requested = threading.Event()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, lambda *_: stop_requested.set())
-
+        # SIGTERM behaves like Ctrl-C, at any stage, start-up included, so a
+        # stop request always runs the clean-up below.
+        signal.signal(signal.SIGTERM, _interrupt)
         embedded = None
         children = Children()
         try:
@@ -110,13 +113,17 @@ class Command(BaseCommand):
                 "(Ctrl-C stops it)"
             )
             self.stdout.flush()
-            while not stop_requested.wait(0.5):
-                exited = children.first_exited()
-                if exited:
-                    raise CommandError(f"{exited[0]} exited with code {exited[1]}")
+            while (exited := children.first_exited()) is None:
+                time.sleep(0.5)
+            raise CommandError(f"{exited[0]} exited with code {exited[1]}")
+        except KeyboardInterrupt:
+            self.stdout.write("stopping Marquee")
         except mongo.MongoUnavailable as exc:
             raise CommandError(str(exc)) from None
         finally:
+            # A second Ctrl-C must not cut the clean-up short.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
             children.stop()
             if embedded is not None:
                 embedded.stop()
