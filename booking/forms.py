@@ -70,9 +70,9 @@ class SeatsForm(forms.Form):
 
 
 class ReleaseSeatsForm(forms.Form):
-    """Seats to give back; none given means every seat of the cart."""
+    """Seats to give back (a click releases one); none means all of them."""
 
-    seat = SeatListField(required=False, max_seats=1000)
+    seat = SeatListField(required=False)
 
 
 class BestAvailableForm(forms.Form):

@@ -31,7 +31,8 @@ def install(
 ) -> None:
     """Point the seat map at the shop's cart and hold/release/best-available URLs.
 
-    ``cart_id(request)`` returns the id of the request's cart (or None);
+    ``cart_id(request)`` returns the id of the request's cart (or None): a
+    string of letters, digits and ``_.:-``, up to 64 long (``checks.cart_id``);
     ``action_urls(request, session_id)`` returns any of ``hold_url``,
     ``release_url`` and ``best_url``. Passing None restores the default.
     """

@@ -23,9 +23,17 @@ SEAT_MAP_PARTIAL = "booking/session.html#seat-map"
 
 
 def seat_map_context(
-    request: HttpRequest, seat_map: SeatMap, *, message: str | None = None
+    request: HttpRequest,
+    seat_map: SeatMap,
+    *,
+    message: str | None = None,
+    message_level: str = "error",
 ) -> dict:
-    """What the seat map template needs, for this shopper."""
+    """What the seat map template needs, for this shopper.
+
+    ``message`` is shown as a toast (htmx) next to the redrawn map;
+    ``message_level`` is "error" or "success".
+    """
     urls = hooks.seat_action_urls(request, seat_map.session_id)
     return {
         "map": seat_map,
@@ -36,6 +44,7 @@ def seat_map_context(
         "refresh_url": reverse("booking:seat_map", args=[seat_map.session_id]),
         "counts": range(1, MAX_SEATS_PER_HOLD + 1),
         "message": message,
+        "message_level": message_level,
     }
 
 
@@ -44,6 +53,7 @@ def render_seat_map(
     *,
     session_id: str,
     message: str | None = None,
+    message_level: str = "error",
     status: int = 200,
     partial: bool | None = None,
 ) -> HttpResponse:
@@ -51,7 +61,8 @@ def render_seat_map(
 
     For the shop's hold/release/best-available views: after the service call
     they answer with the map as it now is, plus a message (e.g. "Row F,
-    seat 12 was just taken").
+    seat 12 was just taken"). Answer htmx with 200 even for a refusal: htmx
+    does not swap a 4xx response, and the redrawn map IS the answer.
     """
     try:
         seat_map = selectors.seat_map(
@@ -61,7 +72,9 @@ def render_seat_map(
         raise Http404(exc.message) from exc
     partial = bool(request.htmx) if partial is None else partial
     template = SEAT_MAP_PARTIAL if partial else SEAT_MAP
-    context = seat_map_context(request, seat_map, message=message)
+    context = seat_map_context(
+        request, seat_map, message=message, message_level=message_level
+    )
     return render(request, template, context, status=status)
 
 

@@ -5,8 +5,10 @@ from datetime import timedelta
 
 import pytest
 from bson import ObjectId
+from django_htmx.middleware import HtmxDetails
 
 from booking import hooks, services
+from booking.views import render_seat_map
 from tests.booking.factories import make_session, make_theater, move_to_the_past
 
 
@@ -155,3 +157,20 @@ def test_map_refresh_ignores_a_malformed_version(client, session_id, query):
 def test_box_office_pages_refuse_posts(client, session_id):
     assert client.post(f"/sessions/{session_id}/").status_code == 405
     assert client.post("/shows/").status_code == 405
+
+
+def test_render_seat_map_sends_a_message_as_a_toast_with_the_partial(rf, session_id):
+    request = rf.post("/cart/seats/hold/", headers={"HX-Request": "true"})
+    request.htmx = HtmxDetails(request)
+
+    response = render_seat_map(
+        request,
+        session_id=session_id,
+        message="Row A, seat 1 was just taken. Please choose another seat.",
+    )
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert html.lstrip().startswith('<section id="seat-map"')
+    assert '<div hx-swap-oob="beforeend:#toasts">' in html
+    assert "Row A, seat 1 was just taken." in html
