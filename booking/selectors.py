@@ -1,1 +1,398 @@
-"""Reads and queries over the booking app's collections; never writes."""
+"""Reads and queries over the booking app's collections; never writes.
+
+Session documents are read through pymongo with projections: the seat map of
+a hall is a few hundred cells, redrawn every few seconds by every open map,
+and the listing needs none of them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
+from decimal import Decimal
+
+from django.utils import timezone
+
+from booking import checks
+from booking.documents import FREE, GAP, TAKEN, Session
+from booking.errors import SessionNotFound
+from booking.values import (
+    HeldSeat,
+    MapCell,
+    MapRow,
+    Performance,
+    ReservationRef,
+    Seat,
+    SeatHold,
+    SeatMap,
+    ShowDate,
+    ShowListing,
+    ZoneLegend,
+    seat_label,
+)
+
+
+def _sessions():
+    return Session._get_collection()
+
+
+def _held(entry: dict, zone_names: Mapping[str, str]) -> HeldSeat:
+    row, col = entry["seat"]
+    return HeldSeat(
+        row=row,
+        col=col,
+        label=entry["label"],
+        zone=entry["zone"],
+        zone_name=zone_names.get(entry["zone"], entry["zone"]),
+        price=entry["price"].to_decimal(),
+        at=entry["at"],
+    )
+
+
+def seat_map(*, session_id: str, cart_id: str | None = None) -> SeatMap:
+    """The seat map of a session as one shopper sees it.
+
+    Every cell is a gap or a seat that is free, taken, or "mine" (held by
+    ``cart_id``; with None nothing is mine). Raises SessionNotFound.
+    """
+    oid = checks.session_oid(session_id)
+    cart = None if cart_id is None else checks.cart_id(cart_id)
+    doc = _sessions().find_one(
+        {"_id": oid},
+        {
+            "name": 1,
+            "description": 1,
+            "theater_name": 1,
+            "start": 1,
+            "end": 1,
+            "zones": 1,
+            "layout": 1,
+            "prices": 1,
+            "seats": 1,
+            "seatsAvailable": 1,
+            "version": 1,
+            "reservations": 1,
+        },
+    )
+    if doc is None:
+        raise SessionNotFound()
+    zones = {z["code"]: z for z in doc["zones"]}
+    prices = {code: p.to_decimal() for code, p in doc["prices"].items()}
+    names = {code: z["name"] for code, z in zones.items()}
+    mine_entries = [e for e in doc["reservations"] if e["cart_id"] == cart]
+    mine = {tuple(e["seat"]) for e in mine_entries}
+    free_by_zone: Counter[str] = Counter()
+    rows = []
+    for r, (layout_row, state_row) in enumerate(
+        zip(doc["layout"], doc["seats"], strict=True)
+    ):
+        cells = []
+        for c, (cell, value) in enumerate(zip(layout_row, state_row, strict=True)):
+            if cell.get("kind") != "seat":
+                cells.append(MapCell(row=r, col=c, state="gap"))
+                continue
+            if (r, c) in mine:
+                state = "mine"
+            elif value == FREE:
+                state = "free"
+                free_by_zone[cell["zone"]] += 1
+            else:
+                state = "taken"
+            zone = zones.get(cell["zone"], {})
+            cells.append(
+                MapCell(
+                    row=r,
+                    col=c,
+                    state=state,
+                    row_label=cell["row"],
+                    number=cell["number"],
+                    zone=cell["zone"],
+                    zone_name=zone.get("name", cell["zone"]),
+                    colour=zone.get("colour", "#888888"),
+                    price=prices.get(cell["zone"]),
+                    flags=tuple(cell.get("flags", ())),
+                )
+            )
+        labels = Counter(cell.row_label for cell in cells if cell.is_seat)
+        label = labels.most_common(1)[0][0] if labels else ""
+        rows.append(MapRow(index=r, label=label, cells=tuple(cells)))
+    legend = tuple(
+        ZoneLegend(
+            code=z["code"],
+            name=z["name"],
+            colour=z["colour"],
+            rank=z["rank"],
+            price=prices.get(z["code"], Decimal("0.00")),
+            available=free_by_zone[z["code"]],
+        )
+        for z in sorted(doc["zones"], key=lambda z: (z["rank"], z["name"]))
+    )
+    return SeatMap(
+        session_id=str(doc["_id"]),
+        show=doc["name"],
+        description=doc.get("description", ""),
+        theater=doc["theater_name"],
+        start=doc["start"],
+        end=doc["end"],
+        is_open=doc["start"] > timezone.now(),
+        version=doc.get("version", 0),
+        seats_available=doc["seatsAvailable"],
+        columns=max((len(row.cells) for row in rows), default=0),
+        rows=tuple(rows),
+        zones=legend,
+        mine=tuple(
+            _held(e, names) for e in sorted(mine_entries, key=lambda e: e["seat"])
+        ),
+    )
+
+
+def seat_map_version(*, session_id: str) -> int:
+    """How many times the session's seats changed; SessionNotFound if none."""
+    doc = _sessions().find_one({"_id": checks.session_oid(session_id)}, {"version": 1})
+    if doc is None:
+        raise SessionNotFound()
+    return doc.get("version", 0)
+
+
+def upcoming_sessions(
+    *, now: datetime | None = None, limit: int = 500
+) -> list[ShowListing]:
+    """What's on: performances not yet started, by show then local date.
+
+    Shows come in the order of their next performance; each performance
+    carries its seats left and its cheapest price.
+    """
+    now = now or timezone.now()
+    cursor = (
+        _sessions()
+        .find(
+            {"start": {"$gt": now}},
+            {
+                "name": 1,
+                "description": 1,
+                "theater_name": 1,
+                "start": 1,
+                "end": 1,
+                "seatsAvailable": 1,
+                "prices": 1,
+            },
+        )
+        .sort([("start", 1), ("_id", 1)])
+        .limit(limit)
+    )
+    shows: dict[str, dict] = {}
+    for doc in cursor:
+        show = shows.setdefault(
+            doc["name"],
+            {"description": doc.get("description", ""), "theaters": {}, "dates": {}},
+        )
+        show["theaters"][doc["theater_name"]] = None
+        prices = [p.to_decimal() for p in doc.get("prices", {}).values()]
+        day = timezone.localtime(doc["start"]).date()
+        show["dates"].setdefault(day, []).append(
+            Performance(
+                session_id=str(doc["_id"]),
+                start=doc["start"],
+                end=doc["end"],
+                theater=doc["theater_name"],
+                seats_left=doc["seatsAvailable"],
+                from_price=min(prices) if prices else None,
+            )
+        )
+    return [
+        ShowListing(
+            show=name,
+            description=show["description"],
+            theaters=tuple(show["theaters"]),
+            dates=tuple(
+                ShowDate(day=day, performances=tuple(performances))
+                for day, performances in show["dates"].items()
+            ),
+        )
+        for name, show in shows.items()
+    ]
+
+
+def cart_holds(*, cart_id: str) -> list[SeatHold]:
+    """Every seat a cart holds, one SeatHold per session, soonest first."""
+    cart = checks.cart_id(cart_id)
+    cursor = (
+        _sessions()
+        .find(
+            {"reservations.cart_id": cart},
+            {"name": 1, "theater_name": 1, "start": 1, "zones": 1, "reservations": 1},
+        )
+        .sort([("start", 1), ("_id", 1)])
+    )
+    holds = []
+    for doc in cursor:
+        names = {z["code"]: z["name"] for z in doc["zones"]}
+        entries = sorted(
+            (e for e in doc["reservations"] if e["cart_id"] == cart),
+            key=lambda e: e["seat"],
+        )
+        holds.append(
+            SeatHold(
+                session_id=str(doc["_id"]),
+                cart_id=cart,
+                show=doc["name"],
+                theater=doc["theater_name"],
+                start=doc["start"],
+                seats=tuple(_held(e, names) for e in entries),
+            )
+        )
+    return holds
+
+
+def seat_holders(*, session_id: str, seats: Sequence[Seat]) -> dict[Seat, str]:
+    """Which cart holds each of ``seats`` (seats no cart holds are left out).
+
+    For the shop: when a hold fails, it expires the stale carts holding the
+    wanted seats and tries once more (DESIGN §3 rule 5).
+    """
+    oid = checks.session_oid(session_id)
+    wanted = set(checks.positions(seats, limit=checks.MAX_SEATS_PER_REQUEST))
+    doc = _sessions().find_one({"_id": oid}, {"reservations": 1})
+    if doc is None:
+        raise SessionNotFound()
+    return {
+        tuple(e["seat"]): e["cart_id"]
+        for e in doc["reservations"]
+        if tuple(e["seat"]) in wanted
+    }
+
+
+def reservations_index(
+    *, session_ids: Sequence[str] | None = None
+) -> Iterator[ReservationRef]:
+    """Every (session, cart) pair with held seats, for the shop's reconciler.
+
+    Streams session by session; ``session_ids`` narrows it to some sessions.
+    """
+    query: dict = {"reservations.0": {"$exists": True}}
+    if session_ids is not None:
+        query["_id"] = {"$in": [checks.session_oid(s) for s in session_ids]}
+    cursor = _sessions().find(query, {"reservations": 1}).sort("_id", 1)
+    for doc in cursor:
+        by_cart: dict[str, list[dict]] = {}
+        for entry in doc["reservations"]:
+            by_cart.setdefault(entry["cart_id"], []).append(entry)
+        for cart, entries in by_cart.items():
+            yield ReservationRef(
+                session_id=str(doc["_id"]),
+                cart_id=cart,
+                seats=tuple(sorted(tuple(e["seat"]) for e in entries)),
+                oldest=min(e["at"] for e in entries),
+            )
+
+
+def _violations(doc: dict, sold_elsewhere: set[Seat] | None) -> list[str]:
+    """What is wrong with one session document (empty when all is well)."""
+    name = f"session {doc['_id']} ({doc.get('name', '?')})"
+    layout, state = doc.get("layout", []), doc.get("seats", [])
+    found: list[str] = []
+
+    def label(seat: Seat) -> str:
+        r, c = seat
+        try:
+            cell = layout[r][c]
+            return seat_label(cell["row"], cell["number"])
+        except (IndexError, KeyError, TypeError):
+            return f"position {seat}"
+
+    if [len(row) for row in layout] != [len(row) for row in state]:
+        return [f"{name}: the seat states do not match the shape of the layout"]
+    real, taken = 0, set()
+    for r, (layout_row, state_row) in enumerate(zip(layout, state, strict=True)):
+        for c, (cell, value) in enumerate(zip(layout_row, state_row, strict=True)):
+            if cell.get("kind") != "seat":
+                if value != GAP:
+                    found.append(f"{name}: gap at {(r, c)} has state {value!r}")
+                continue
+            real += 1
+            if value == TAKEN:
+                taken.add((r, c))
+            elif value != FREE:
+                found.append(f"{name}: {label((r, c))} has state {value!r}")
+
+    held: dict[Seat, str] = {}
+    for entry in doc.get("reservations", []):
+        seat = tuple(entry["seat"])
+        if seat in held:
+            found.append(
+                f"{name}: {label(seat)} is held by two carts"
+                f" ({held[seat]} and {entry['cart_id']})"
+            )
+        held.setdefault(seat, entry["cart_id"])
+    sold: set[Seat] = set()
+    for entry in doc.get("sold", []):
+        seat = tuple(entry["seat"])
+        if seat in sold:
+            found.append(f"{name}: {label(seat)} is sold twice")
+        if seat in held:
+            found.append(f"{name}: {label(seat)} is sold and also held by {held[seat]}")
+        sold.add(seat)
+
+    accounted = set(held) | sold
+    for seat in sorted(taken - accounted):
+        found.append(f"{name}: {label(seat)} is taken but neither held nor sold")
+    for seat in sorted(accounted - taken):
+        found.append(f"{name}: {label(seat)} is held or sold but marked free")
+    expected = real - len(taken)
+    if doc.get("seatsAvailable") != expected:
+        found.append(
+            f"{name}: seatsAvailable is {doc.get('seatsAvailable')!r},"
+            f" but {real} seats - {len(taken)} taken = {expected}"
+        )
+    if sold_elsewhere is not None and sold_elsewhere != sold:
+        for seat in sorted(sold - sold_elsewhere):
+            found.append(f"{name}: {label(seat)} is sold here but in no paid order")
+        for seat in sorted(sold_elsewhere - sold):
+            found.append(f"{name}: {label(seat)} is in a paid order but not sold here")
+    return found
+
+
+def session_invariant_violations(
+    *, sold: Mapping[str, Sequence[Seat]] | None = None
+) -> list[str]:
+    """Check every session; one readable line per broken invariant.
+
+    Per session: taken seats == held + sold seats; ``seatsAvailable`` == real
+    seats - taken; no seat held by two carts, sold twice, or both; gaps stay
+    gaps. ``sold`` maps a session id to the seats its paid orders contain
+    (from the shop); when given, it must equal the session's own ``sold``
+    list (a session missing from the mapping has sold nothing). With None,
+    the documents are checked on their own.
+    """
+    expected = None
+    if sold is not None:
+        expected = {
+            str(session_id): {(int(r), int(c)) for r, c in seats}
+            for session_id, seats in sold.items()
+        }
+    found: list[str] = []
+    seen: set[str] = set()
+    cursor = _sessions().find(
+        {},
+        {
+            "name": 1,
+            "layout": 1,
+            "seats": 1,
+            "seatsAvailable": 1,
+            "reservations.cart_id": 1,
+            "reservations.seat": 1,
+            "sold.seat": 1,
+        },
+    )
+    for doc in cursor:
+        seen.add(str(doc["_id"]))
+        sold_elsewhere = None
+        if expected is not None:
+            sold_elsewhere = expected.get(str(doc["_id"]), set())
+        found.extend(_violations(doc, sold_elsewhere))
+    if expected is not None:
+        for session_id in sorted(set(expected) - seen):
+            if expected[session_id]:
+                found.append(f"session {session_id}: paid orders for a missing session")
+    return found

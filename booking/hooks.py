@@ -1,0 +1,49 @@
+"""Where the box office pages meet the cart, without importing the shop.
+
+The booking app never imports ``shop`` (DESIGN §1). The seat map still has to
+know whose cart is looking at it and where clicks are posted: the shop
+installs both at start-up (``ShopConfig.ready`` calls ``install``). Until it
+does, nobody has a cart and the map is for viewing only.
+"""
+
+from collections.abc import Callable
+
+from django.http import HttpRequest
+
+ACTION_NAMES = ("hold_url", "release_url", "best_url")
+
+
+def _no_cart(request: HttpRequest) -> str | None:
+    return None
+
+
+def _no_actions(request: HttpRequest, session_id: str) -> dict[str, str | None]:
+    return {}
+
+
+_installed: dict[str, Callable] = {"cart_id": _no_cart, "actions": _no_actions}
+
+
+def install(
+    *,
+    cart_id: Callable[[HttpRequest], str | None] | None = None,
+    action_urls: Callable[[HttpRequest, str], dict[str, str | None]] | None = None,
+) -> None:
+    """Point the seat map at the shop's cart and hold/release/best-available URLs.
+
+    ``cart_id(request)`` returns the id of the request's cart (or None): a
+    string of letters, digits and ``_.:-``, up to 64 long (``checks.cart_id``);
+    ``action_urls(request, session_id)`` returns any of ``hold_url``,
+    ``release_url`` and ``best_url``. Passing None restores the default.
+    """
+    _installed["cart_id"] = cart_id or _no_cart
+    _installed["actions"] = action_urls or _no_actions
+
+
+def get_cart_id(request: HttpRequest) -> str | None:
+    return _installed["cart_id"](request)
+
+
+def seat_action_urls(request: HttpRequest, session_id: str) -> dict[str, str | None]:
+    urls = _installed["actions"](request, session_id) or {}
+    return {name: urls.get(name) or None for name in ACTION_NAMES}

@@ -1,0 +1,274 @@
+"""Plain values the booking app hands to its callers (the shop, templates).
+
+Services and selectors return these frozen dataclasses, never documents: a
+cart can record them as they are, and templates read attributes only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+
+# A seat's position in a session's grid: (row index, column index), from 0.
+Seat = tuple[int, int]
+
+STATE_WORDS = {"free": "available", "taken": "taken", "mine": "held by you"}
+FLAG_WORDS = {
+    "wheelchair": "wheelchair space",
+    "companion": "companion seat",
+    "restricted": "restricted view",
+}
+
+
+def format_money(amount: Decimal) -> str:
+    """£35 for whole pounds, £35.50 otherwise (seat prices read aloud well)."""
+    if amount == amount.to_integral_value():
+        return f"£{amount:,.0f}"
+    return f"£{amount:,.2f}"
+
+
+def seat_label(row: str, number: int) -> str:
+    return f"Row {row}, seat {number}"
+
+
+def seat_key(seat: Seat) -> str:
+    """The "r-c" form of a position, as forms and DOM ids carry it."""
+    return f"{seat[0]}-{seat[1]}"
+
+
+# --- What services return -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ZoneSpec:
+    """A price zone, as ``theater_create`` takes it; ``rank`` 0 is the best."""
+
+    code: str
+    name: str
+    colour: str
+    rank: int = 0
+
+
+@dataclass(frozen=True)
+class SeatSpec:
+    """One seat of a layout, as ``theater_create`` takes it (None is a gap)."""
+
+    row: str
+    number: int
+    zone: str
+    flags: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class HeldSeat:
+    """One seat of a hold, priced when it was held."""
+
+    row: int
+    col: int
+    label: str  # "Row F, seat 12"
+    zone: str  # zone code
+    zone_name: str  # "Stalls"
+    price: Decimal
+    at: datetime  # when it was held (or sold)
+
+    @property
+    def seat(self) -> Seat:
+        return (self.row, self.col)
+
+    @property
+    def key(self) -> str:
+        return seat_key(self.seat)
+
+
+@dataclass(frozen=True)
+class SeatHold:
+    """The seats of one cart in one session that a service just changed.
+
+    ``seats_hold`` returns the seats it held, ``seats_release`` those it
+    released (possibly none: releasing twice is harmless), ``seats_commit``
+    those now sold to the cart.
+    """
+
+    session_id: str
+    cart_id: str
+    show: str
+    theater: str
+    start: datetime
+    seats: tuple[HeldSeat, ...]
+    total: Decimal = field(init=False)
+
+    def __post_init__(self):
+        total = sum((s.price for s in self.seats), Decimal("0.00"))
+        object.__setattr__(self, "total", total)
+
+    @property
+    def positions(self) -> tuple[Seat, ...]:
+        return tuple(s.seat for s in self.seats)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(s.label for s in self.seats)
+
+    @property
+    def zone_names(self) -> tuple[str, ...]:
+        """The zones of the seats, each once, in seat order."""
+        return tuple(dict.fromkeys(s.zone_name for s in self.seats))
+
+
+# --- What selectors return ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MapCell:
+    """One cell of a drawn seat map."""
+
+    row: int
+    col: int
+    state: str  # "free" | "taken" | "mine" | "gap"
+    row_label: str = ""
+    number: int | None = None
+    zone: str = ""
+    zone_name: str = ""
+    colour: str = ""
+    price: Decimal | None = None
+    flags: tuple[str, ...] = ()
+
+    @property
+    def is_seat(self) -> bool:
+        return self.state != "gap"
+
+    @property
+    def key(self) -> str:
+        return seat_key((self.row, self.col))
+
+    @property
+    def dom_id(self) -> str:
+        return f"seat-{self.row}-{self.col}"
+
+    @property
+    def label(self) -> str:
+        return seat_label(self.row_label, self.number) if self.is_seat else ""
+
+    @property
+    def price_text(self) -> str:
+        return format_money(self.price) if self.price is not None else ""
+
+    @property
+    def flag_words(self) -> tuple[str, ...]:
+        return tuple(FLAG_WORDS[f] for f in self.flags)
+
+    @property
+    def accessible_name(self) -> str:
+        """ "Row F, seat 12, Stalls, £35, available" (flags before the state)."""
+        if not self.is_seat:
+            return ""
+        parts = [self.label, self.zone_name, self.price_text]
+        parts += self.flag_words
+        parts.append(STATE_WORDS[self.state])
+        return ", ".join(p for p in parts if p)
+
+
+@dataclass(frozen=True)
+class MapRow:
+    index: int
+    label: str  # the row label most of its seats carry ("" for an aisle row)
+    cells: tuple[MapCell, ...]
+
+
+@dataclass(frozen=True)
+class ZoneLegend:
+    code: str
+    name: str
+    colour: str
+    rank: int
+    price: Decimal
+    available: int  # free seats in the zone
+
+    @property
+    def price_text(self) -> str:
+        return format_money(self.price)
+
+
+@dataclass(frozen=True)
+class SeatMap:
+    """Everything the seat map page draws, for one shopper (cart) or none."""
+
+    session_id: str
+    show: str
+    description: str
+    theater: str
+    start: datetime
+    end: datetime
+    is_open: bool  # False once the performance has started
+    version: int
+    seats_available: int
+    columns: int  # the longest row, in cells
+    rows: tuple[MapRow, ...]
+    zones: tuple[ZoneLegend, ...]
+    mine: tuple[HeldSeat, ...]
+
+    @property
+    def mine_total(self) -> Decimal:
+        return sum((s.price for s in self.mine), Decimal("0.00"))
+
+    @property
+    def free_cells(self) -> tuple[MapCell, ...]:
+        return tuple(c for r in self.rows for c in r.cells if c.state == "free")
+
+    def available_by_zone(self) -> list[tuple[ZoneLegend, list[MapCell]]]:
+        """Free seats grouped by zone, best zone first (the list view)."""
+        by_zone: dict[str, list[MapCell]] = {z.code: [] for z in self.zones}
+        for cell in self.free_cells:
+            by_zone.setdefault(cell.zone, []).append(cell)
+        return [(z, by_zone[z.code]) for z in self.zones if by_zone[z.code]]
+
+
+@dataclass(frozen=True)
+class Performance:
+    """One session in the what's-on listing."""
+
+    session_id: str
+    start: datetime
+    end: datetime
+    theater: str
+    seats_left: int
+    from_price: Decimal | None
+
+    @property
+    def sold_out(self) -> bool:
+        return self.seats_left <= 0
+
+    @property
+    def from_price_text(self) -> str:
+        return format_money(self.from_price) if self.from_price is not None else ""
+
+
+@dataclass(frozen=True)
+class ShowDate:
+    day: date
+    performances: tuple[Performance, ...]
+
+
+@dataclass(frozen=True)
+class ShowListing:
+    """A show with its upcoming performances, grouped by (local) date."""
+
+    show: str
+    description: str
+    theaters: tuple[str, ...]
+    dates: tuple[ShowDate, ...]
+
+    @property
+    def seats_left(self) -> int:
+        return sum(p.seats_left for d in self.dates for p in d.performances)
+
+
+@dataclass(frozen=True)
+class ReservationRef:
+    """The seats one cart holds in one session (for the shop's reconciler)."""
+
+    session_id: str
+    cart_id: str
+    seats: tuple[Seat, ...]
+    oldest: datetime  # when the oldest of these seats was held

@@ -1,0 +1,75 @@
+"""Small halls and sessions for booking tests, made through the services."""
+
+from datetime import timedelta
+from decimal import Decimal
+
+from django.utils import timezone
+
+from booking import services
+from booking.values import SeatSpec, ZoneSpec
+
+ZONES = [
+    ZoneSpec(code="stalls", name="Stalls", colour="#2f6db5", rank=0),
+    ZoneSpec(code="circle", name="Circle", colour="#b5542f", rank=1),
+]
+PRICES = {"stalls": Decimal("35"), "circle": Decimal("20.50")}
+
+
+def seat(row: str, number: int, zone: str = "stalls", *flags: str) -> SeatSpec:
+    return SeatSpec(row=row, number=number, zone=zone, flags=frozenset(flags))
+
+
+def small_layout() -> list[list[SeatSpec | None]]:
+    """A ragged hall of 17 seats with an aisle and flagged seats.
+
+    (0, 3) is an aisle; (1, 0) is the edge of the stage; row 1 is shorter.
+    """
+    return [
+        [seat("A", 1), seat("A", 2), seat("A", 3), None]
+        + [seat("A", 4), seat("A", 5), seat("A", 6)],
+        [None, seat("B", 1), seat("B", 2), seat("B", 3)],
+        [
+            seat("C", 1, "circle", "wheelchair"),
+            seat("C", 2, "circle", "companion"),
+            *(seat("C", n, "circle") for n in range(3, 8)),
+            seat("C", 8, "circle", "restricted"),
+        ],
+    ]
+
+
+SMALL_SEATS = 17
+
+
+def make_theater(name: str = "Test Hall", layout=None, zones=None) -> str:
+    return services.theater_create(
+        name=name, zones=zones or ZONES, layout=layout or small_layout()
+    )
+
+
+def make_session(
+    theater_id: str,
+    *,
+    show: str = "Hamlet",
+    starts_in: timedelta = timedelta(days=2),
+    prices=None,
+) -> str:
+    start = timezone.now() + starts_in
+    return services.session_create(
+        theater_id=theater_id,
+        show=show,
+        description="The Prince of Denmark",
+        start=start,
+        end=start + timedelta(hours=3),
+        prices=prices or PRICES,
+    )
+
+
+def move_to_the_past(mongo_db, session_id: str) -> None:
+    """Time passes: the performance started an hour ago (a raw write)."""
+    from bson import ObjectId
+
+    start = timezone.now() - timedelta(hours=1)
+    mongo_db.sessions.update_one(
+        {"_id": ObjectId(session_id)},
+        {"$set": {"start": start, "end": start + timedelta(hours=3)}},
+    )

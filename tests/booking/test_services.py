@@ -1,0 +1,374 @@
+"""The article's operations in its own terms, on a real server."""
+
+from decimal import Decimal
+
+import pytest
+
+from booking import selectors, services
+from booking.documents import FREE, GAP, TAKEN
+from booking.errors import (
+    NoAdjacentSeats,
+    SeatsAlreadyHeld,
+    SeatsNotHeld,
+    SeatsTaken,
+)
+from tests.booking.factories import (
+    SMALL_SEATS,
+    ZONES,
+    make_session,
+    make_theater,
+    seat,
+)
+
+
+def taken_cells(doc) -> set[tuple[int, int]]:
+    return {
+        (r, c)
+        for r, row in enumerate(doc["seats"])
+        for c, value in enumerate(row)
+        if value == TAKEN
+    }
+
+
+def held_by(doc, cart_id) -> set[tuple[int, int]]:
+    return {tuple(e["seat"]) for e in doc["reservations"] if e["cart_id"] == cart_id}
+
+
+def test_session_create_copies_the_theater_map_with_gaps_and_its_seat_count(
+    raw_session,
+):
+    doc = raw_session()
+
+    assert doc["seatsAvailable"] == SMALL_SEATS
+    assert doc["seats"][0] == [FREE, FREE, FREE, GAP, FREE, FREE, FREE]
+    assert doc["seats"][1] == [GAP, FREE, FREE, FREE]  # a ragged row
+    assert len(doc["seats"][2]) == 8
+    assert doc["reservations"] == [] and doc["sold"] == []
+    assert doc["prices"]["circle"].to_decimal() == Decimal("20.50")
+
+
+def test_reserving_two_seats_takes_them_decrements_the_counter_and_records_the_cart(
+    session_id, raw_session
+):
+    hold = services.seats_hold(
+        session_id=session_id, cart_id="cart-1", seats=[(0, 5), (0, 6)]
+    )
+
+    doc = raw_session()
+    assert taken_cells(doc) == {(0, 5), (0, 6)}
+    assert doc["seatsAvailable"] == SMALL_SEATS - 2  # not +2 as in the article
+    assert held_by(doc, "cart-1") == {(0, 5), (0, 6)}
+    assert hold.labels == ("Row A, seat 5", "Row A, seat 6")
+    assert [s.price for s in hold.seats] == [Decimal("35.00"), Decimal("35.00")]
+    assert hold.total == Decimal("70.00")
+    assert hold.zone_names == ("Stalls",)
+    assert (hold.show, hold.theater) == ("Hamlet", "Test Hall")
+
+
+def test_a_conflicting_request_fails_and_changes_nothing(session_id, raw_session):
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 5), (0, 6)])
+    before = raw_session()
+
+    # One seat free, one taken: all or nothing, so nothing.
+    with pytest.raises(SeatsTaken) as refused:
+        services.seats_hold(
+            session_id=session_id, cart_id="cart-2", seats=[(0, 4), (0, 5)]
+        )
+
+    assert (
+        refused.value.message
+        == "Row A, seat 5 was just taken. Please choose another seat."
+    )
+    assert refused.value.seats == ((0, 5),)
+    assert raw_session() == before
+    assert held_by(before, "cart-2") == set()
+
+
+def test_holding_a_seat_the_cart_already_holds_says_so_and_changes_nothing(
+    session_id, raw_session
+):
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(1, 1)])
+    before = raw_session()
+
+    with pytest.raises(SeatsAlreadyHeld) as refused:
+        services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(1, 1)])
+
+    assert refused.value.message == "You already hold Row B, seat 1."
+    assert raw_session() == before
+
+
+def test_release_restores_both_seats_and_the_counter(session_id, raw_session):
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 5), (0, 6)])
+
+    released = services.seats_release(
+        session_id=session_id, cart_id="cart-1", seats=[(0, 5), (0, 6)]
+    )
+
+    doc = raw_session()
+    assert taken_cells(doc) == set()
+    assert doc["seatsAvailable"] == SMALL_SEATS  # the article forgets this
+    assert doc["reservations"] == []
+    assert released.positions == ((0, 5), (0, 6))
+    assert released.total == Decimal("70.00")
+
+
+def test_releasing_one_seat_of_a_multi_seat_hold_keeps_the_others(
+    session_id, raw_session
+):
+    services.seats_hold(
+        session_id=session_id, cart_id="cart-1", seats=[(2, 3), (2, 4), (2, 5)]
+    )
+
+    released = services.seats_release(
+        session_id=session_id, cart_id="cart-1", seats=[(2, 4)]
+    )
+
+    doc = raw_session()
+    assert released.labels == ("Row C, seat 5",)
+    assert released.total == Decimal("20.50")
+    assert taken_cells(doc) == {(2, 3), (2, 5)}
+    assert held_by(doc, "cart-1") == {(2, 3), (2, 5)}
+    assert doc["seatsAvailable"] == SMALL_SEATS - 2
+
+
+def test_release_without_seats_releases_everything_the_cart_holds_and_nothing_else(
+    session_id, raw_session
+):
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 0)])
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(2, 6), (2, 7)])
+    services.seats_hold(session_id=session_id, cart_id="cart-2", seats=[(0, 1)])
+
+    released = services.seats_release(session_id=session_id, cart_id="cart-1")
+
+    doc = raw_session()
+    assert set(released.positions) == {(0, 0), (2, 6), (2, 7)}
+    assert taken_cells(doc) == {(0, 1)}
+    assert held_by(doc, "cart-2") == {(0, 1)}
+    assert doc["seatsAvailable"] == SMALL_SEATS - 1
+
+
+def test_a_second_release_changes_nothing_and_releases_nothing(session_id, raw_session):
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 0)])
+    services.seats_release(session_id=session_id, cart_id="cart-1", seats=[(0, 0)])
+    before = raw_session()
+
+    again = services.seats_release(
+        session_id=session_id, cart_id="cart-1", seats=[(0, 0)]
+    )
+    all_again = services.seats_release(session_id=session_id, cart_id="cart-1")
+
+    assert again.seats == () and all_again.seats == ()
+    assert raw_session() == before
+
+
+def test_a_cart_cannot_release_seats_another_cart_holds(session_id, raw_session):
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 0)])
+    before = raw_session()
+
+    released = services.seats_release(
+        session_id=session_id, cart_id="cart-2", seats=[(0, 0)]
+    )
+
+    assert released.seats == ()
+    assert raw_session() == before
+
+
+def test_checkout_commit_keeps_seats_taken_and_moves_the_reservation_to_sold(
+    session_id, raw_session
+):
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 5), (0, 6)])
+
+    sold = services.seats_commit(session_id=session_id, cart_id="cart-1")
+
+    doc = raw_session()
+    assert taken_cells(doc) == {(0, 5), (0, 6)}
+    assert doc["seatsAvailable"] == SMALL_SEATS - 2
+    assert doc["reservations"] == []
+    assert {tuple(e["seat"]) for e in doc["sold"]} == {(0, 5), (0, 6)}
+    assert sold.total == Decimal("70.00")
+    assert (
+        selectors.session_invariant_violations(sold={session_id: [(0, 5), (0, 6)]})
+        == []
+    )
+
+
+def test_committing_twice_answers_the_same_sale_and_changes_nothing(
+    session_id, raw_session
+):
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 5), (0, 6)])
+    first = services.seats_commit(
+        session_id=session_id, cart_id="cart-1", seats=[(0, 5), (0, 6)]
+    )
+    before = raw_session()
+
+    again = services.seats_commit(
+        session_id=session_id, cart_id="cart-1", seats=[(0, 5), (0, 6)]
+    )
+    all_again = services.seats_commit(session_id=session_id, cart_id="cart-1")
+
+    assert again == first
+    assert all_again.positions == first.positions
+    assert raw_session() == before
+
+
+def test_committing_part_of_a_hold_sells_that_part_and_keeps_the_rest_held(
+    session_id, raw_session
+):
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 5), (0, 6)])
+
+    services.seats_commit(session_id=session_id, cart_id="cart-1", seats=[(0, 6)])
+
+    doc = raw_session()
+    assert held_by(doc, "cart-1") == {(0, 5)}
+    assert [tuple(e["seat"]) for e in doc["sold"]] == [(0, 6)]
+    assert selectors.session_invariant_violations() == []
+
+
+def test_an_expired_carts_released_seats_become_free_for_others(
+    session_id, raw_session
+):
+    services.seats_hold(
+        session_id=session_id, cart_id="idle-cart", seats=[(1, 1), (1, 2)]
+    )
+    with pytest.raises(SeatsTaken):
+        services.seats_hold(session_id=session_id, cart_id="new-cart", seats=[(1, 2)])
+
+    # The shop's expiry gives back everything the idle cart held.
+    services.seats_release(session_id=session_id, cart_id="idle-cart")
+    hold = services.seats_hold(
+        session_id=session_id, cart_id="new-cart", seats=[(1, 2)]
+    )
+
+    doc = raw_session()
+    assert hold.positions == ((1, 2),)
+    assert held_by(doc, "idle-cart") == set()
+    assert taken_cells(doc) == {(1, 2)}
+    # The idle cart cannot buy what it no longer holds.
+    with pytest.raises(SeatsNotHeld) as refused:
+        services.seats_commit(
+            session_id=session_id, cart_id="idle-cart", seats=[(1, 1)]
+        )
+    assert "Row B, seat 1" in refused.value.message
+    assert selectors.session_invariant_violations() == []
+
+
+def test_sold_seats_cannot_be_held_or_released_by_anyone(session_id, raw_session):
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 0)])
+    services.seats_commit(session_id=session_id, cart_id="cart-1")
+    before = raw_session()
+
+    with pytest.raises(SeatsTaken):
+        services.seats_hold(session_id=session_id, cart_id="cart-2", seats=[(0, 0)])
+    released = services.seats_release(session_id=session_id, cart_id="cart-1")
+
+    assert released.seats == ()
+    assert raw_session() == before
+
+
+def test_each_seat_is_priced_by_its_zone_from_the_server(session_id):
+    hold = services.seats_hold(
+        session_id=session_id, cart_id="cart-1", seats=[(0, 0), (2, 4)]
+    )
+
+    assert [(s.zone, s.zone_name, s.price) for s in hold.seats] == [
+        ("stalls", "Stalls", Decimal("35.00")),
+        ("circle", "Circle", Decimal("20.50")),
+    ]
+    assert hold.total == Decimal("55.50")
+    assert hold.zone_names == ("Stalls", "Circle")
+
+
+# --- Best available ----------------------------------------------------------
+
+
+def wide_hall() -> str:
+    """Two zones; row 1 has an aisle at column 4; row 2 is the best row."""
+    stalls = [
+        [seat("A", n) for n in range(1, 10)],
+        [
+            *(seat("B", n) for n in range(1, 5)),
+            None,
+            *(seat("B", n) for n in range(5, 9)),
+        ],
+        [seat("C", n) for n in range(1, 10)],
+        [seat("D", n, "circle") for n in range(1, 10)],
+    ]
+    return make_theater("Wide Hall", layout=stalls, zones=ZONES)
+
+
+def test_best_available_holds_adjacent_seats_nearest_the_centre_of_the_zone(
+    raw_session,
+):
+    session_id = make_session(wide_hall())
+
+    hold = services.seats_best_available(
+        session_id=session_id, cart_id="cart-1", count=3, zone="stalls"
+    )
+
+    # The stalls' centre is row 1 (B), column 4: the aisle. B cannot seat 3
+    # around it, so A or C, centred; A is in front.
+    assert hold.positions == ((0, 3), (0, 4), (0, 5))
+    assert hold.total == Decimal("105.00")
+    doc = selectors.seat_map(session_id=session_id, cart_id="cart-1")
+    assert [s.seat for s in doc.mine] == [(0, 3), (0, 4), (0, 5)]
+
+
+def test_best_available_never_spans_an_aisle_and_skips_taken_seats():
+    session_id = make_session(wide_hall())
+    services.seats_hold(session_id=session_id, cart_id="other", seats=[(0, 4), (2, 4)])
+
+    hold = services.seats_best_available(
+        session_id=session_id, cart_id="cart-1", count=4, zone="stalls"
+    )
+
+    assert hold.positions in {
+        ((1, 0), (1, 1), (1, 2), (1, 3)),
+        ((1, 5), (1, 6), (1, 7), (1, 8)),
+    }
+
+
+def test_best_available_leaves_wheelchair_and_companion_places_alone(session_id):
+    hold = services.seats_best_available(
+        session_id=session_id, cart_id="cart-1", count=5, zone="circle"
+    )
+
+    # C1 (wheelchair) and C2 (companion) are never handed out blindly; the
+    # restricted-view C8 only when nothing else would do.
+    assert hold.positions == ((2, 2), (2, 3), (2, 4), (2, 5), (2, 6))
+
+
+def test_best_available_refuses_when_no_block_is_left_and_changes_nothing(
+    session_id, raw_session
+):
+    services.seats_hold(session_id=session_id, cart_id="other", seats=[(2, 4)])
+    before = raw_session()
+
+    with pytest.raises(NoAdjacentSeats) as refused:
+        services.seats_best_available(
+            session_id=session_id, cart_id="cart-1", count=4, zone="circle"
+        )
+
+    assert refused.value.message == (
+        "There are no 4 seats together in Circle any more."
+        " Try fewer seats or another zone."
+    )
+    assert raw_session() == before
+
+
+def test_best_available_without_a_zone_prefers_the_best_ranked_zone(session_id):
+    hold = services.seats_best_available(
+        session_id=session_id, cart_id="cart-1", count=2
+    )
+
+    assert {s.zone for s in hold.seats} == {"stalls"}
+
+
+def test_a_session_as_stored_matches_its_document_schema(session_id):
+    from booking.documents import Session
+
+    session = Session.objects.get(id=session_id)
+
+    session.validate()
+    assert session.seats_available == SMALL_SEATS
+    assert session.layout[0][3].kind == "gap"
+    assert session.layout[2][0].flags == ["wheelchair"]
