@@ -66,6 +66,12 @@ def parser() -> argparse.ArgumentParser:
         "--search-duration", type=float, help="seconds per search run (5; quick 1)"
     )
     search.add_argument(
+        "--search-min-users",
+        type=int,
+        help="lengthen a search run at a low rate to at least this many users, "
+        "so its p99 is not one flow (50; quick 0)",
+    )
+    search.add_argument(
         "--search-budget",
         type=float,
         help="seconds for the whole search (300; quick 8)",
@@ -81,6 +87,11 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--db-pid", type=int, help="PID of the --uri server's daemon, for its memory"
+    )
+    p.add_argument(
+        "--no-sync-on-commit",
+        action="store_true",
+        help="embedded server without --sync-on-commit (diagnostic: the fsync's share)",
     )
     p.add_argument("--keep-db", action="store_true", help="keep each run's database")
     return p
@@ -107,6 +118,7 @@ class Plan:
     search: bool
     search_start: float
     search_duration: float
+    search_min_users: int
     search_budget: float
     target_ms: float
     keep_db: bool
@@ -129,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
         search=args.search or args.search_only,
         search_start=args.search_start,
         search_duration=args.search_duration or (1.0 if args.quick else 5.0),
+        search_min_users=args.search_min_users
+        if args.search_min_users is not None
+        else (0 if args.quick else 50),
         search_budget=args.search_budget or (8.0 if args.quick else 300.0),
         target_ms=args.target_p99_ms,
         keep_db=args.keep_db,
@@ -137,7 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     date = datetime.now(UTC).isoformat(timespec="seconds")
     document = {"date": date, "command": _command(argv), "runs": []}
-    with Target(args.uri, db_pid=args.db_pid) as target:
+    with Target(
+        args.uri, db_pid=args.db_pid, sync_on_commit=not args.no_sync_on_commit
+    ) as target:
         print(f"Marquee load benchmark, {date}")
         print(f"machine: {report.machine()}")
         print(f"database: {target.description}")
@@ -206,7 +223,11 @@ def _search(plan: Plan, level: levels.Level, run: RunSpec, target: Target):
     def run_at(rate: float):
         result = run_level(
             level,
-            replace(run, rate=rate, duration=plan.search_duration),
+            replace(
+                run,
+                rate=rate,
+                duration=max(plan.search_duration, plan.search_min_users / rate),
+            ),
             plan.shape,
             target,
         )

@@ -26,9 +26,16 @@ DATA_OPS = ("insert", "query", "update", "delete", "getmore")
 class Target:
     """A running MongoDB server for the length of a ``with`` block."""
 
-    def __init__(self, uri: str | None = None, *, db_pid: int | None = None):
+    def __init__(
+        self,
+        uri: str | None = None,
+        *,
+        db_pid: int | None = None,
+        sync_on_commit: bool = True,
+    ):
         self.uri = uri
         self.pid = db_pid
+        self.sync_on_commit = sync_on_commit
         self.description = "MONGODB_URI server" if uri else ""
         self._server: EmbeddedServer | None = None
         self._home: str | None = None
@@ -38,11 +45,12 @@ class Target:
             self._home = tempfile.mkdtemp(prefix="marquee-bench-")
             home = Path(self._home)
             self._server = EmbeddedServer(
-                home / "data", home / "mongo.log", sync_on_commit=True
+                home / "data", home / "mongo.log", sync_on_commit=self.sync_on_commit
             )
             self.uri = self._server.start()
             self.pid = self._server.process.pid
-            self.description = "embedded SecantusDB, --sync-on-commit, fresh temp dir"
+            sync = "--sync-on-commit" if self.sync_on_commit else "NO --sync-on-commit"
+            self.description = f"embedded SecantusDB, {sync}, fresh temp dir"
         else:
             client = MongoClient(self.uri, serverSelectionTimeoutMS=5000)
             try:

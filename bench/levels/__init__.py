@@ -78,7 +78,7 @@ _MODULES: dict[str, str] = {"raw": "bench.levels.raw"}
 _NOT_YET: dict[str, str] = {
     "services": (
         "level 'services' is not available yet: Marquee's shop and booking "
-        "services (cart_add, seats_hold, cart_checkout) are not on this branch. "
+        "services are not on this branch yet. "
         "bench/README.md, 'Adding a level', says what it must implement."
     ),
     "http": (
