@@ -153,6 +153,9 @@ class RunResult:
     db_cpu_share: float | None
     # Data operations the server counted during the load (serverStatus).
     server_ops: int | None
+    # The machine's 1-minute load average before and after the load: the
+    # machine may be shared, and this says how much.
+    load_average: tuple[float, float] = (0.0, 0.0)
 
     @property
     def completed(self) -> int:
@@ -293,7 +296,9 @@ def run_level(
             f"threads, pool {shape.pool}"
         )
         ops_before = target.data_ops()
+        load_before = os.getloadavg()[0]
         t0, recording, db_peak, db_cpu = _load(level, run, shape, target, db_name)
+        load_after = os.getloadavg()[0]
         ops_after = target.data_ops()
         check = workload.check(db, run)
     finally:
@@ -316,6 +321,7 @@ def run_level(
         server_ops=None
         if ops_before is None or ops_after is None
         else ops_after - ops_before,
+        load_average=(load_before, load_after),
     )
 
 

@@ -137,6 +137,12 @@ def stats_table(scenario: Scenario, results: list[RunResult]) -> list[str]:
     lines.append(_row("CPU load workers", [_cpu(r.worker_cpu_share) for r in results]))
     lines.append(
         _row(
+            "Load average (1 min)",
+            [f"{r.load_average[0]:.1f} -> {r.load_average[1]:.1f}" for r in results],
+        )
+    )
+    lines.append(
+        _row(
             "Start lag p99",
             [
                 f"{_p99(r.recording.start_lags):.1f} ms"
@@ -256,6 +262,7 @@ def as_json(scenario: Scenario, results, searches, target: str) -> dict:
             "db_peak_kib": r.db_peak_kib,
             "db_cpu_share": r.db_cpu_share,
             "server_ops": r.server_ops,
+            "load_average": r.load_average,
             "worker_cpu_share": r.worker_cpu_share,
             "worker_peak_kib": r.recording.peak_kib,
             "setup": r.setup_note,
