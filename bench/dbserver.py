@@ -47,7 +47,12 @@ class Target:
             self._server = EmbeddedServer(
                 home / "data", home / "mongo.log", sync_on_commit=self.sync_on_commit
             )
-            self.uri = self._server.start()
+            try:
+                self.uri = self._server.start()
+            except BaseException:
+                # __exit__ is not called when __enter__ raises.
+                shutil.rmtree(self._home, ignore_errors=True)
+                raise
             self.pid = self._server.process.pid
             sync = "--sync-on-commit" if self.sync_on_commit else "NO --sync-on-commit"
             self.description = f"embedded SecantusDB, {sync}, fresh temp dir"

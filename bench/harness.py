@@ -28,6 +28,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from pymongo import MongoClient
+from pymongo.errors import PyMongoError
+
 from bench import dbserver, levels, monitor
 from bench.levels import Check, Outcome
 from bench.scenarios import CartParams, Scenario, TheaterParams
@@ -115,6 +118,8 @@ class Recording:
     actions: dict[str, Counter] = field(default_factory=dict)
     # How late flows started running after their due time (thread queueing).
     start_lags: list[float] = field(default_factory=list)
+    # When each confirmed order came, in seconds after the first arrival.
+    completions: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     last_end: float = 0.0
     peak_kib: int | None = None
@@ -129,6 +134,7 @@ class Recording:
         for name, counts in other.actions.items():
             self.actions.setdefault(name, Counter()).update(counts)
         self.start_lags += other.start_lags
+        self.completions += other.completions
         self.errors += other.errors[: max(0, ERROR_SAMPLES - len(self.errors))]
         self.last_end = max(self.last_end, other.last_end)
         self.cpu_s += other.cpu_s
@@ -148,14 +154,7 @@ class RunResult:
     check: Check | None
     setup_s: float
     setup_note: str
-    db_peak_kib: int | None
-    # Share of one core the daemon used while the load ran (1.0 = one core).
-    db_cpu_share: float | None
-    # Data operations the server counted during the load (serverStatus).
-    server_ops: int | None
-    # The machine's 1-minute load average before and after the load: the
-    # machine may be shared, and this says how much.
-    load_average: tuple[float, float] = (0.0, 0.0)
+    measures: Measures
 
     @property
     def completed(self) -> int:
@@ -164,6 +163,10 @@ class RunResult:
     @property
     def flows_per_s(self) -> float:
         return self.completed / self.runtime_s if self.runtime_s > 0 else 0.0
+
+    @property
+    def db_peak_kib(self) -> int | None:
+        return self.measures.db_peak_kib
 
     @property
     def worker_cpu_share(self) -> float:
@@ -182,6 +185,71 @@ class RunResult:
             for name, counts in source.items():
                 merged.setdefault(name, Counter()).update(counts)
         return merged
+
+
+@dataclass(frozen=True)
+class Measures:
+    """What the parent saw of the database and the machine during the load."""
+
+    # The daemon's resident-set high-water mark over the load alone.
+    db_peak_kib: int | None
+    # Share of one core the daemon used (1.0 = one core).
+    db_cpu_share: float | None
+    # Data operations the server counted (serverStatus opcounters).
+    server_ops: int | None
+    # The machine's 1-minute load average before and after: the machine may
+    # be shared, and this says how much.
+    load_average: tuple[float, float]
+    # Round trips of a bare ``ping`` every PING_EVERY_S: the floor any
+    # operation pays on this machine at that moment.
+    ping: Summary | None
+
+
+PING_EVERY_S = 0.1
+
+
+class Watch:
+    """Measures the daemon and the machine from now until ``stop``."""
+
+    def __init__(self, target: dbserver.Target):
+        self._target = target
+        dbserver.reset_peak_rss(target.pid)
+        self._cpu = dbserver.cpu_seconds(target.pid)
+        self._ops = target.data_ops()
+        self._load = os.getloadavg()[0]
+        self._began = time.monotonic()
+        self._pings: list[float] = []
+        self._stopping = threading.Event()
+        self._pinger = threading.Thread(target=self._ping, daemon=True)
+        self._pinger.start()
+
+    def _ping(self) -> None:
+        client = MongoClient(self._target.uri, serverSelectionTimeoutMS=5000)
+        try:
+            while not self._stopping.wait(PING_EVERY_S):
+                began = time.perf_counter()
+                client.admin.command("ping")
+                self._pings.append((time.perf_counter() - began) * 1000)
+        except PyMongoError:
+            pass  # no floor figure then; the load's own figures still stand
+        finally:
+            client.close()
+
+    def stop(self) -> Measures:
+        self._stopping.set()
+        self._pinger.join()
+        wall = time.monotonic() - self._began
+        cpu = dbserver.cpu_seconds(self._target.pid)
+        ops = self._target.data_ops()
+        return Measures(
+            db_peak_kib=dbserver.peak_rss_kib(self._target.pid),
+            db_cpu_share=None
+            if cpu is None or self._cpu is None
+            else (cpu - self._cpu) / wall,
+            server_ops=None if ops is None or self._ops is None else ops - self._ops,
+            load_average=(self._load, os.getloadavg()[0]),
+            ping=summarize(self._pings),
+        )
 
 
 # --- Worker processes ----------------------------------------------------
@@ -236,6 +304,7 @@ def _drive(workload, db, run, shape, index, t0) -> Recording:
         with lock:
             if outcome.completed:
                 recording.latencies.append((end - due) * 1000)
+                recording.completions.append(end - t0)
             recording.kinds[outcome.kind] += 1
             recording.got[outcome.got or "nothing"] += 1
             recording.ops[tally.total] += 1
@@ -295,11 +364,7 @@ def run_level(
             f"{run.duration:g} s, {shape.processes} processes x {shape.threads} "
             f"threads, pool {shape.pool}"
         )
-        ops_before = target.data_ops()
-        load_before = os.getloadavg()[0]
-        t0, recording, db_peak, db_cpu = _load(level, run, shape, target, db_name)
-        load_after = os.getloadavg()[0]
-        ops_after = target.data_ops()
+        t0, recording, measures = _load(level, run, shape, target, db_name)
         check = workload.check(db, run)
     finally:
         if not keep_db:
@@ -316,17 +381,12 @@ def run_level(
         check=check,
         setup_s=setup_s,
         setup_note=setup_note,
-        db_peak_kib=db_peak,
-        db_cpu_share=db_cpu,
-        server_ops=None
-        if ops_before is None or ops_after is None
-        else ops_after - ops_before,
-        load_average=(load_before, load_after),
+        measures=measures,
     )
 
 
 def _load(level, run, shape, target, db_name):
-    """Start the workers, release them at once; (t0, recording, peak, cpu)."""
+    """Start the workers, release them at once; (t0, recording, measures)."""
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
     go = context.Event()
@@ -353,17 +413,14 @@ def _load(level, run, shape, target, db_name):
         worker.start()
     try:
         _collect(results, workers, "ready", READY_TIMEOUT_S)
-        # The daemon's peak is measured over the load alone, not the setup.
-        dbserver.reset_peak_rss(target.pid)
-        db_cpu_before = dbserver.cpu_seconds(target.pid)
-        wall_before = time.monotonic()
+        watch = Watch(target)
         t0 = time.monotonic() + LEAD_S
         start_at.value = t0
         go.set()
-        recordings = _collect(results, workers, "done", None)
-        db_peak = dbserver.peak_rss_kib(target.pid)
-        db_cpu_after = dbserver.cpu_seconds(target.pid)
-        wall = time.monotonic() - wall_before
+        try:
+            recordings = _collect(results, workers, "done", None)
+        finally:
+            measures = watch.stop()
     except BaseException:
         # The others would wait for "go" (or keep loading) for nothing.
         for worker in workers:
@@ -378,10 +435,7 @@ def _load(level, run, shape, target, db_name):
     merged = Recording()
     for recording in recordings:
         merged.merge(recording)
-    db_cpu = None
-    if db_cpu_before is not None and db_cpu_after is not None:
-        db_cpu = (db_cpu_after - db_cpu_before) / wall
-    return t0, merged, db_peak, db_cpu
+    return t0, merged, measures
 
 
 def _collect(results, workers, wanted: str, timeout: float | None) -> list:

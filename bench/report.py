@@ -9,6 +9,7 @@ from collections import Counter
 from bench.harness import RunResult, RunSpec, Shape
 from bench.scenarios import Scenario
 from bench.search import SearchResult
+from bench.stats import percentile
 
 # The rows of the seed's published table, then the issue's additions.
 STAT_ROWS = (
@@ -86,78 +87,67 @@ def stats_table(scenario: Scenario, results: list[RunResult]) -> list[str]:
         for s in scenario.seed:
             cells.append(f"{getattr(s, attr):.3f} {unit}")
         lines.append(_row(label, cells))
-    seed_cells = lambda f: [f(s) for s in scenario.seed]  # noqa: E731
-    lines.append(
-        _row(
-            "Users",
-            [f"{r.run.users:,}" for r in results]
-            + seed_cells(lambda s: f"{s.users:,}"),
-        )
-    )
-    lines.append(
-        _row(
-            "Completed flows/s",
-            [f"{r.flows_per_s:.1f}" for r in results]
-            + seed_cells(lambda s: f"~{s.flows_per_s:.0f}"),
-        )
-    )
-    lines.append(
-        _row(
-            "Failures",
-            [
-                _counts(
-                    Counter({k: n for k, n in r.recording.kinds.items() if k != "ok"})
-                )
-                for r in results
-            ]
-            + seed_cells(lambda s: "n/a"),
-        )
-    )
+
+    def row(label, of_result, of_seed=None) -> None:
+        cells = [of_result(r) for r in results]
+        if of_seed is not None:
+            cells += [of_seed(s) for s in scenario.seed]
+        lines.append(_row(label, cells))
+
     seed_ops = str(scenario.seed_ops_per_flow or "n/a")
-    lines.append(
-        _row(
-            "DB ops per flow",
-            [_ops(r) for r in results] + seed_cells(lambda s: seed_ops),
-        )
+    row("Users", lambda r: f"{r.run.users:,}", lambda s: f"{s.users:,}")
+    row(
+        "Completed flows/s",
+        lambda r: f"{r.flows_per_s:.1f}",
+        lambda s: f"~{s.flows_per_s:.0f}",
     )
-    lines.append(
-        _row(
-            "DB ops/flow (server)",
-            [
-                "n/a" if r.server_ops is None else f"{r.server_ops / r.run.users:.1f}"
-                for r in results
-            ],
-        )
+    row("Failures", _failures, lambda s: "n/a")
+    row("DB ops per flow", _ops, lambda s: seed_ops)
+    row("DB ops/flow (server)", _server_ops)
+    row("Peak RSS DB daemon", lambda r: _mib(r.db_peak_kib))
+    row("Peak RSS load worker", lambda r: _mib(r.recording.peak_kib))
+    row("CPU DB daemon", lambda r: _cpu(r.measures.db_cpu_share))
+    row("CPU load workers", lambda r: _cpu(r.worker_cpu_share))
+    row(
+        "Load average (1 min)",
+        lambda r: "{:.1f} -> {:.1f}".format(*r.measures.load_average),
     )
-    lines.append(_row("Peak RSS DB daemon", [_mib(r.db_peak_kib) for r in results]))
-    lines.append(
-        _row("Peak RSS load worker", [_mib(r.recording.peak_kib) for r in results])
-    )
-    lines.append(_row("CPU DB daemon", [_cpu(r.db_cpu_share) for r in results]))
-    lines.append(_row("CPU load workers", [_cpu(r.worker_cpu_share) for r in results]))
-    lines.append(
-        _row(
-            "Load average (1 min)",
-            [f"{r.load_average[0]:.1f} -> {r.load_average[1]:.1f}" for r in results],
-        )
-    )
-    lines.append(
-        _row(
-            "Start lag p99",
-            [
-                f"{_p99(r.recording.start_lags):.1f} ms"
-                if r.recording.start_lags
-                else "n/a"
-                for r in results
-            ],
-        )
-    )
+    row("Start lag p99", _start_lag)
+    row("DB ping p50 / p99", _ping)
     return lines
 
 
-def _p99(values: list[float]) -> float:
-    from bench.stats import percentile
+def _failures(result: RunResult) -> str:
+    return _counts(
+        Counter({k: n for k, n in result.recording.kinds.items() if k != "ok"})
+    )
 
+
+def _server_ops(result: RunResult) -> str:
+    if result.measures.server_ops is None:
+        return "n/a"
+    return f"{result.measures.server_ops / result.run.users:.1f}"
+
+
+def _ping(result: RunResult) -> str:
+    ping = result.measures.ping
+    return "n/a" if ping is None else f"{ping.p50:.1f} / {ping.p99:.1f} ms"
+
+
+def _per_second(times: list[float]) -> list[int]:
+    """Confirmed orders in each second of the run: a collapse shows here."""
+    counts = [0] * (int(max(times)) + 1 if times else 0)
+    for t in times:
+        counts[max(0, int(t))] += 1
+    return counts
+
+
+def _start_lag(result: RunResult) -> str:
+    lags = result.recording.start_lags
+    return f"{_p99(lags):.1f} ms" if lags else "n/a"
+
+
+def _p99(values: list[float]) -> float:
     return percentile(sorted(values), 99)
 
 
@@ -260,9 +250,11 @@ def as_json(scenario: Scenario, results, searches, target: str) -> dict:
                 for name, counts in r.actions().items()
             },
             "db_peak_kib": r.db_peak_kib,
-            "db_cpu_share": r.db_cpu_share,
-            "server_ops": r.server_ops,
-            "load_average": r.load_average,
+            "db_cpu_share": r.measures.db_cpu_share,
+            "server_ops": r.measures.server_ops,
+            "load_average": r.measures.load_average,
+            "ping_ms": None if r.measures.ping is None else r.measures.ping.__dict__,
+            "completed_per_s": _per_second(r.recording.completions),
             "worker_cpu_share": r.worker_cpu_share,
             "worker_peak_kib": r.recording.peak_kib,
             "setup": r.setup_note,

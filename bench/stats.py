@@ -13,6 +13,7 @@ class Summary:
     count: int
     mean: float
     std: float
+    p50: float
     p75: float
     p95: float
     p99: float
@@ -42,6 +43,7 @@ def summarize(values: list[float]) -> Summary | None:
         count=n,
         mean=mean,
         std=math.sqrt(variance),
+        p50=percentile(ordered, 50),
         p75=percentile(ordered, 75),
         p95=percentile(ordered, 95),
         p99=percentile(ordered, 99),
