@@ -226,6 +226,7 @@ def _search(plan: Plan, level: levels.Level, run: RunSpec, target: Target):
             replace(
                 run,
                 rate=rate,
+                # A step at a low rate lasts long enough for min_users users.
                 duration=max(plan.search_duration, plan.search_min_users / rate),
             ),
             plan.shape,
@@ -238,6 +239,7 @@ def _search(plan: Plan, level: levels.Level, run: RunSpec, target: Target):
         run_at,
         start=plan.search_start,
         duration_s=plan.search_duration,
+        min_users=plan.search_min_users,
         target_ms=plan.target_ms,
         budget_s=plan.search_budget,
         log=_log,

@@ -36,7 +36,7 @@ class Target:
         self.uri = uri
         self.pid = db_pid
         self.sync_on_commit = sync_on_commit
-        self.description = "MONGODB_URI server" if uri else ""
+        self.description = "the server given by --uri / MONGODB_URI" if uri else ""
         self._server: EmbeddedServer | None = None
         self._home: str | None = None
 

@@ -214,7 +214,9 @@ def search_lines(level: str, search: SearchResult) -> list[str]:
     probes = ", ".join(_probe_text(p) for p in search.probes)
     return [
         f"Highest rate with p99 <= {search.target_ms:g} ms ({level}, "
-        f"{search.duration_s:g} s runs): {best}",
+        f"{search.duration_s:g} s runs"
+        + (f", at least {search.min_users} users" if search.min_users else "")
+        + f"): {best}",
         f"  probes: {probes}",
         f"  stopped: {search.stopped}; {search.spent_s:.0f} s spent",
     ]

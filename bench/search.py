@@ -29,6 +29,7 @@ class Probe:
 class SearchResult:
     target_ms: float
     duration_s: float
+    min_users: int = 0
     best: float | None = None
     probes: list[Probe] = field(default_factory=list)
     spent_s: float = 0.0
@@ -52,6 +53,7 @@ def find_max_rate(
     *,
     start: float,
     duration_s: float,
+    min_users: int = 0,
     target_ms: float = 100.0,
     budget_s: float = 300.0,
     precision: float = 0.1,
@@ -59,7 +61,9 @@ def find_max_rate(
     min_rate: float = 0.5,
     log: Callable[[str], None] = lambda line: None,
 ) -> SearchResult:
-    search = SearchResult(target_ms=target_ms, duration_s=duration_s)
+    search = SearchResult(
+        target_ms=target_ms, duration_s=duration_s, min_users=min_users
+    )
     began = time.monotonic()
     good: float | None = None
     bad: float | None = None

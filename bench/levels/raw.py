@@ -371,9 +371,13 @@ def theater_setup(db, run) -> str:
         else f"{p.tickets} adjacent seats per user, none shared"
     )
     return (
-        f"{p.theaters} theaters of {p.rows}x{p.seats_per_row} seats, "
-        f"{per_theater} sessions each; {what}"
+        f"{_count(p.theaters, 'theater')} of {p.rows}x{p.seats_per_row} seats, "
+        f"{_count(per_theater, 'session')} each; {what}"
     )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def seats_for(run, user: int) -> tuple[int, list[list[int]]]:
