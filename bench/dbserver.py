@@ -1,0 +1,128 @@
+"""The database a run talks to: the embedded server, or ``MONGODB_URI``.
+
+Without a URI a SecantusDB daemon is started in a temporary directory with
+``--sync-on-commit``, as ``serve`` runs it in production, and stopped at the
+end; its PID gives the daemon's peak memory. Each run uses a database of its
+own (``fresh_name``), dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from pathlib import Path
+
+from pymongo import MongoClient
+from pymongo.errors import PyMongoError
+
+from config.embedded import EmbeddedServer
+
+# serverStatus opcounters that are data operations (not hello, ping, ...).
+DATA_OPS = ("insert", "query", "update", "delete", "getmore")
+
+
+class Target:
+    """A running MongoDB server for the length of a ``with`` block."""
+
+    def __init__(
+        self,
+        uri: str | None = None,
+        *,
+        db_pid: int | None = None,
+        sync_on_commit: bool = True,
+    ):
+        self.uri = uri
+        self.pid = db_pid
+        self.sync_on_commit = sync_on_commit
+        self.description = "the server given by --uri / MONGODB_URI" if uri else ""
+        self._server: EmbeddedServer | None = None
+        self._home: str | None = None
+
+    def __enter__(self) -> Target:
+        if self.uri is None:
+            self._home = tempfile.mkdtemp(prefix="marquee-bench-")
+            home = Path(self._home)
+            self._server = EmbeddedServer(
+                home / "data", home / "mongo.log", sync_on_commit=self.sync_on_commit
+            )
+            try:
+                self.uri = self._server.start()
+            except BaseException:
+                # __exit__ is not called when __enter__ raises.
+                shutil.rmtree(self._home, ignore_errors=True)
+                raise
+            self.pid = self._server.process.pid
+            sync = "--sync-on-commit" if self.sync_on_commit else "NO --sync-on-commit"
+            self.description = f"embedded SecantusDB, {sync}, fresh temp dir"
+        else:
+            client = MongoClient(self.uri, serverSelectionTimeoutMS=5000)
+            try:
+                client.admin.command("ping")
+            finally:
+                client.close()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._server is not None:
+            self._server.stop()
+        if self._home is not None:
+            shutil.rmtree(self._home, ignore_errors=True)
+
+    def data_ops(self) -> int | None:
+        """Data operations the server has executed so far, from any client."""
+        client = MongoClient(self.uri, serverSelectionTimeoutMS=5000)
+        try:
+            counters = client.admin.command("serverStatus")["opcounters"]
+        except (PyMongoError, KeyError):
+            return None
+        finally:
+            client.close()
+        return sum(counters.get(name, 0) for name in DATA_OPS)
+
+    def drop(self, name: str) -> None:
+        client = MongoClient(self.uri)
+        try:
+            client.drop_database(name)
+        finally:
+            client.close()
+
+
+def fresh_name(level: str, scenario: str) -> str:
+    return f"bench_{level}_{scenario.replace('-', '_')}_{uuid.uuid4().hex[:8]}"
+
+
+def peak_rss_kib(pid: int | None) -> int | None:
+    """The process's resident-set high-water mark (VmHWM), if it can be read."""
+    if pid is None:
+        return None
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def reset_peak_rss(pid: int | None) -> bool:
+    """Restart the high-water mark at the current RSS (Linux clear_refs 5)."""
+    if pid is None:
+        return False
+    try:
+        Path(f"/proc/{pid}/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
+def cpu_seconds(pid: int | None) -> float | None:
+    """User + system CPU time the process has used so far."""
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
