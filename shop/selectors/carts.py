@@ -7,6 +7,7 @@ from decimal import Decimal
 
 from django.utils import timezone
 
+from catalog.selectors.pricing import Sellable, sellable
 from catalog.selectors.stock import stock_free
 from shop.documents import ACTIVE, EXPIRED, EXPIRING, PENDING, Cart
 from shop.identity import owner_of
@@ -89,6 +90,12 @@ class CartView:
     def empty(self) -> bool:
         return not self.lines
 
+    @property
+    def time_left(self) -> str:
+        """``M:SS`` as the server counts it (the page's countdown starts here)."""
+        minutes, seconds = divmod(self.seconds_left, 60)
+        return f"{minutes}:{seconds:02d}"
+
 
 def _stale_units(skus: list[str], now: datetime) -> dict[str, int]:
     """Units of these SKUs listed by carts past their hold (not really taken)."""
@@ -170,3 +177,21 @@ def expired_cart(*, owner: str | None, now: datetime | None = None) -> Cart | No
     if now - ended > RECENTLY_EXPIRED:
         return None
     return Cart._from_son(raw)
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A SKU as the add-to-cart page shows it."""
+
+    product: Sellable
+    free: int
+
+    @property
+    def low(self) -> bool:
+        return 0 < self.free <= LOW_STOCK
+
+
+def offer(*, sku: str) -> Offer:
+    """The SKU's name, price and free units. Raises UnknownSku, NotForSale."""
+    product = sellable(sku=sku)
+    return Offer(product=product, free=stock_free(skus=[sku]).get(sku, 0))

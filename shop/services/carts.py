@@ -78,6 +78,11 @@ def _live_cart(owner: str, now: datetime, *, create: bool) -> Cart | None:
     back) and a new one started: expiry never waits for the job.
     Raises CartPending while a checkout of the owner's cart runs.
     """
+    if not isinstance(owner, str) or not owner:
+        # No shopper identity yet (a first visit): no cart to find.
+        if create:
+            raise CartNotFound()
+        return None
     for _ in range(_ATTEMPTS):
         raw = carts().find_one({"live_owner": owner})
         if raw is not None:
@@ -345,6 +350,8 @@ def cart_extend_hold(*, owner: str, now: datetime | None = None) -> Cart:
     Raises CartNotFound, CartPending, CartExpired, ExtensionsUsed.
     """
     now = utcnow(now)
+    if not isinstance(owner, str) or not owner:
+        raise CartNotFound("You have no cart to extend.")
     raw = carts().find_one_and_update(
         {
             "live_owner": owner,

@@ -315,6 +315,8 @@ def cart_checkout(
     LineUnavailable, OutOfStock, PaymentFailed.
     """
     now = utcnow(now)
+    if not isinstance(owner, str) or not owner or not isinstance(cart_id, str):
+        raise CartNotFound()
     done = _paid_order(owner, cart_id, now)
     if done is not None:
         return done

@@ -76,6 +76,9 @@ def _reconcile_chunk(kind: LineKind, holds: list[Hold], now, before, report) -> 
             if hold.cart_id not in expired:
                 expired.add(hold.cart_id)
                 report.expired += cart_expire(cart_id=hold.cart_id, now=now)
+            # The expiry released what the cart lists; an entry it does not
+            # list (a crash's leftover) is this run's to release.
+            report.released += kind.release_hold(hold=hold)
             continue
         if cart.modified_at > before:
             report.skipped += 1

@@ -16,6 +16,7 @@ from shop.documents import COMPLETE, EXPIRED
 from shop.selectors.invariants import invariant_problems
 from shop.services.carts import cart_add_item
 from shop.services.reconcile import reservations_reconcile
+from tests.processes import command_env, manage
 from tests.shop.factories import make_product
 
 ALICE = "anon:alice"
@@ -165,3 +166,37 @@ def test_the_jobs_run_through_django_q(mongo_db, product, settings):
     assert result(reconciled)["released"] == 1
     assert mongo_db.carts.find_one({"_id": cart.cart_id})["state"] == EXPIRED
     assert stock_level(sku=product).free == 100
+
+
+def test_a_stale_cart_and_an_entry_it_does_not_list_are_both_released(
+    mongo_db, product, now, later
+):
+    hat = make_product(sku="HAT-1")
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=2, now=now)
+    stock_reserve(sku=hat, cart_id=cart.cart_id, quantity=1, now=now)
+
+    reservations_reconcile(now=later)
+
+    assert stock_level(sku=product).free == 100
+    assert stock_level(sku=hat).free == 100
+    assert invariant_problems() == []
+
+
+def test_check_invariants_as_a_process_exits_non_zero_naming_the_sku(
+    tmp_path, mongo_uri, mongo_db, product, now
+):
+    stock_reserve(sku=product, cart_id="ghost", quantity=1, now=now)
+    base, _, options = mongo_uri.partition("?")
+    env = command_env(
+        tmp_path, MONGODB_URI=f"{base.rstrip('/')}/{mongo_db.name}?{options}"
+    )
+
+    broken = manage("check_invariants", env=env)
+
+    assert broken.returncode == 1
+    assert f"invariants broken for: {product}" in broken.stderr
+    assert "held by missing cart ghost" in broken.stdout
+
+    reservations_reconcile(now=now + timedelta(minutes=5))
+    fixed = manage("check_invariants", env=env)
+    assert fixed.returncode == 0, fixed.stderr

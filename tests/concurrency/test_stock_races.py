@@ -1,0 +1,200 @@
+"""Forced races on stock and carts with real processes (DESIGN §3).
+
+Every round starts N processes that each open their own connection, wait at
+a Barrier, then all hit the same SKU or cart at once. Each scenario runs
+ROUNDS times (MARQUEE_RACE_ROUNDS, 20 by default).
+"""
+
+import os
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from catalog.documents import Inventory
+from catalog.errors import OutOfStock
+from catalog.selectors.stock import stock_level, stock_problems
+from config.errors import DomainError
+from shop.documents import COMPLETE, EXPIRED, PAID
+from shop.selectors.invariants import invariant_problems
+from shop.services.carts import cart_add_item
+from shop.services.checkout import cart_checkout
+from shop.services.expiry import carts_expire
+from tests.concurrency.cart_processes import CTX, run_together
+from tests.shop.factories import SHIPPING, card, make_product
+
+pytestmark = pytest.mark.concurrency
+
+ROUNDS = int(os.environ.get("MARQUEE_RACE_ROUNDS", "20"))
+PROCESSES = 16
+T0 = datetime(2030, 1, 15, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def race(mongo_uri, mongo_db):
+    def run(work, args_list):
+        return run_together(work, args_list, uri=mongo_uri, db_name=mongo_db.name)
+
+    return run
+
+
+# --- work done in the children (module level: inherited through fork) ---
+
+
+def add_one(owner, sku):
+    try:
+        cart_add_item(owner=owner, sku=sku, quantity=1, now=T0)
+        return True
+    except OutOfStock:
+        return False
+
+
+def add_many(owner, sku, times):
+    won = 0
+    for _ in range(times):
+        try:
+            cart_add_item(owner=owner, sku=sku, quantity=1, now=T0)
+            won += 1
+        except OutOfStock:
+            pass
+    return won
+
+
+def checkout_at(owner, cart_id, now):
+    try:
+        order = cart_checkout(
+            owner=owner,
+            cart_id=cart_id,
+            email="race@example.com",
+            shipping=SHIPPING,
+            card=card(),
+            now=now,
+        )
+        return order.state
+    except DomainError as exc:
+        return type(exc).__name__
+
+
+def expire_at(now):
+    return carts_expire(now=now)
+
+
+_read_barrier = None
+
+
+def check_then_write(cart_id, sku):
+    """The seed's mistake on purpose: read, decide, then write unconditionally."""
+    collection = Inventory._get_collection()
+    free = collection.find_one({"_id": sku})["quantity"]
+    _read_barrier.wait(timeout=60)  # everyone has read before anyone writes
+    if free < 1:
+        return False
+    collection.update_one(
+        {"_id": sku},
+        {
+            "$set": {"quantity": free - 1},
+            "$push": {"reservations": {"cart_id": cart_id, "quantity": 1, "at": T0}},
+        },
+    )
+    return True
+
+
+# --- the races -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("round_", range(ROUNDS))
+def test_sixteen_processes_on_the_last_unit_make_exactly_one_winner(
+    race, mongo_db, round_
+):
+    sku = make_product(sku="LAST-1", stock=1)
+
+    won = race(add_one, [(f"anon:p{i}", sku) for i in range(PROCESSES)])
+
+    assert won.count(True) == 1
+    level = stock_level(sku=sku)
+    assert (level.free, level.held, level.holders) == (0, 1, 1)
+    carts_with_it = mongo_db.carts.count_documents({"items.sku": sku})
+    assert carts_with_it == 1
+    assert invariant_problems() == []
+
+
+@pytest.mark.parametrize("round_", range(ROUNDS))
+def test_sixteen_processes_adding_again_and_again_reserve_exactly_100(
+    race, mongo_db, round_
+):
+    sku = make_product(sku="HUNDRED", stock=100)
+
+    won = race(add_many, [(f"anon:p{i}", sku, 7) for i in range(PROCESSES)])
+
+    assert sum(won) == 100  # 112 attempts for 100 units
+    level = stock_level(sku=sku)
+    assert (level.free, level.held) == (0, 100)
+    listed = sum(
+        item["quantity"]
+        for cart in mongo_db.carts.find({"items.sku": sku})
+        for item in cart["items"]
+    )
+    assert listed == 100
+    assert invariant_problems() == []
+
+
+@pytest.mark.parametrize("round_", range(ROUNDS))
+def test_expiry_twice_against_a_checkout_of_the_same_cart_has_one_outcome(
+    race, mongo_db, round_
+):
+    sku = make_product(sku="RACE", stock=100)
+    # The hold ends at T0: the checkout runs just before it, both jobs after.
+    cart = cart_add_item(
+        owner="anon:racer", sku=sku, quantity=2, now=T0 - timedelta(minutes=30)
+    )
+    assert cart.expires_at == T0
+    before, after = T0 - timedelta(seconds=1), T0 + timedelta(seconds=1)
+
+    checkout, *expired = race(
+        play,
+        [
+            ("checkout", "anon:racer", cart.cart_id, before),
+            ("expire", after),
+            ("expire", after),
+        ],
+    )
+
+    doc = mongo_db.carts.find_one({"_id": cart.cart_id})
+    level = stock_level(sku=sku)
+    order = mongo_db.orders.find_one({"cart_id": cart.cart_id})
+    if checkout == PAID:
+        assert expired == [0, 0]
+        assert doc["state"] == COMPLETE
+        assert order["state"] == PAID
+        assert (level.free, level.held, level.sold) == (98, 0, 2)
+    else:
+        assert checkout == "CartExpired"
+        assert sum(expired) >= 1  # both may take part; the cart expires once
+        assert doc["state"] == EXPIRED
+        assert order is None
+        assert (level.free, level.held, level.sold) == (100, 0, 0)
+    assert invariant_problems() == []
+
+
+def play(role, *args):
+    """One process's part in a mixed race."""
+    return {"checkout": checkout_at, "expire": expire_at}[role](*args)
+
+
+# --- the negative control --------------------------------------------------
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_negative_control_check_then_write_oversells_under_the_same_harness(
+    race, mongo_db, round_
+):
+    """Proves the harness can see a race: the same 16 processes, with the
+    availability rule checked before the write instead of in its filter."""
+    global _read_barrier
+    sku = make_product(sku="LAST-1", stock=1)
+    _read_barrier = CTX.Barrier(PROCESSES)  # inherited by the forked children
+
+    won = race(check_then_write, [(f"cart-{i}", sku) for i in range(PROCESSES)])
+
+    assert won.count(True) > 1  # oversold
+    assert len(mongo_db.inventories.find_one({"_id": sku})["reservations"]) > 1
+    assert [p.sku for p in stock_problems()] == [sku]
