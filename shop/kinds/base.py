@@ -74,7 +74,8 @@ class LineKind(ABC):
 
     @abstractmethod
     def current_price(self, *, line) -> Decimal:
-        """The unit price now (checkout re-prices); DomainError if not sold."""
+        """The unit price now (checkout re-prices). A DomainError when the line
+        can no longer be sold; its message is shown to the shopper."""
 
     @abstractmethod
     def give_back(self, *, cart_id: str, line) -> None:
@@ -85,14 +86,18 @@ class LineKind(ABC):
         """End this cart's hold on resource ``key`` entirely (expiry)."""
 
     @abstractmethod
+    def held_keys(self, *, cart_id: str) -> list[str]:
+        """Every resource on which this cart holds something, listed or not."""
+
+    @abstractmethod
     def ensure_held(self, *, cart_id: str, line, now: datetime) -> None:
         """Before payment: the resource holds at least the line; DomainError if
         it does not and cannot."""
 
     @abstractmethod
-    def commit(self, *, cart_id: str, line) -> None:
-        """Paid: what the line holds is sold. ReservationMissing-like
-        DomainError when nothing is held (already committed)."""
+    def commit(self, *, cart_id: str, line) -> bool:
+        """Paid: what the line holds is sold. False when nothing was held
+        (committed already, by a run that stopped before finishing)."""
 
     # --- reconciliation and invariants ------------------------------------
 

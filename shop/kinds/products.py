@@ -6,7 +6,12 @@ from decimal import Decimal
 
 from catalog.errors import InvalidQuantity, OutOfStock, ReservationMissing
 from catalog.selectors.pricing import sellable
-from catalog.selectors.stock import stock_hold, stock_holds, stock_problems
+from catalog.selectors.stock import (
+    stock_hold,
+    stock_holds,
+    stock_holds_of_cart,
+    stock_problems,
+)
 from catalog.services.stock import (
     stock_adjust,
     stock_commit,
@@ -67,6 +72,10 @@ class ProductKind(LineKind):
     def release(self, *, cart_id: str, key: str) -> None:
         stock_release(sku=key, cart_id=cart_id)
 
+    def held_keys(self, *, cart_id: str) -> list[str]:
+        # The index on reservations.cart_id answers this.
+        return [hold.sku for hold in stock_holds_of_cart(cart_id=cart_id)]
+
     def ensure_held(self, *, cart_id: str, line, now: datetime) -> None:
         hold = stock_hold(sku=line.sku, cart_id=cart_id)
         try:
@@ -84,8 +93,12 @@ class ProductKind(LineKind):
         except OutOfStock as exc:
             raise OutOfStock(available=exc.available, name=line.name) from None
 
-    def commit(self, *, cart_id: str, line) -> None:
-        stock_commit(sku=line.sku, cart_id=cart_id, quantity=line.quantity)
+    def commit(self, *, cart_id: str, line) -> bool:
+        try:
+            stock_commit(sku=line.sku, cart_id=cart_id, quantity=line.quantity)
+        except ReservationMissing:
+            return False
+        return True
 
     def holds(self, *, before: datetime | None) -> Iterator[Hold]:
         for h in stock_holds(before=before):

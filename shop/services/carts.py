@@ -201,65 +201,83 @@ def cart_add_item(
         "unit_price": Decimal128(product.unit_price),
         "added_at": now,
     }
-    if (
-        carts()
-        .update_one(
-            {"_id": cart_id, "state": ACTIVE, "items.sku": {"$ne": sku}},
-            {"$push": {"items": son}, "$set": _touch(now)},
-        )
-        .modified_count
-    ):
-        return _reload(cart_id)
-    # Another request of this shopper added the same SKU meanwhile: grow it.
-    if (
-        carts()
-        .update_one(
-            {
-                "_id": cart_id,
-                "state": ACTIVE,
-                "items": {
-                    "$elemMatch": {
-                        "sku": sku,
-                        "quantity": {"$lte": MAX_LINE_QUANTITY - quantity},
-                    }
+    raw = carts().find_one_and_update(
+        {"_id": cart_id, "state": ACTIVE, "items.sku": {"$ne": sku}},
+        {"$push": {"items": son}, "$set": _touch(now)},
+        return_document=ReturnDocument.AFTER,
+    )
+    if raw is None:
+        # Another request of this shopper added the same SKU meanwhile. (No
+        # findAndModify here: the embedded server refuses a positional "$"
+        # in it, so update, then read.)
+        if (
+            carts()
+            .update_one(
+                {
+                    "_id": cart_id,
+                    "state": ACTIVE,
+                    "items": {
+                        "$elemMatch": {
+                            "sku": sku,
+                            "quantity": {"$lte": MAX_LINE_QUANTITY - quantity},
+                        }
+                    },
                 },
-            },
-            {"$inc": {"items.$.quantity": quantity}, "$set": _touch(now)},
-        )
-        .modified_count
-    ):
-        return _reload(cart_id)
-    give_back_units(sku=sku, cart_id=cart_id, quantity=quantity, now=now)
-    raise _refusal(cart_id, now)
+                {"$inc": {"items.$.quantity": quantity}, "$set": _touch(now)},
+            )
+            .modified_count
+        ):
+            raw = carts().find_one({"_id": cart_id})
+    if raw is None:
+        give_back_units(sku=sku, cart_id=cart_id, quantity=quantity, now=now)
+        raise _refusal(cart_id, now)
+    return load_cart(raw)
 
 
 def _change(cart: Cart, line, quantity: int, now: datetime) -> Cart:
     """Move one line from its quantity to ``quantity`` (both >= 1)."""
     cart_id, sku, old = cart.cart_id, line.sku, line.quantity
     delta = quantity - old
-    # Guarded on the quantity read: a concurrent change makes this refuse.
-    this_line = {
-        "_id": cart_id,
-        "state": ACTIVE,
-        "items": {"$elemMatch": {"sku": sku, "quantity": old}},
-    }
-    change = {"$set": {"items.$.quantity": quantity, **_touch(now)}}
+
+    def record(fields: dict) -> dict | None:
+        # Guarded on the quantity read: a concurrent change makes this refuse.
+        # (update then read: the embedded server refuses a positional "$" in
+        # findAndModify.)
+        if (
+            not carts()
+            .update_one(
+                {
+                    "_id": cart_id,
+                    "state": ACTIVE,
+                    "items": {"$elemMatch": {"sku": sku, "quantity": old}},
+                },
+                {"$set": {**fields, **_touch(now)}},
+            )
+            .modified_count
+        ):
+            return None
+        return carts().find_one({"_id": cart_id})
+
     if delta > 0:
         _take(
             cart_id=cart_id, sku=sku, quantity=delta, name=line.name, now=now, new=False
         )
         faults.point("set_quantity.after_stock")
-        if not carts().update_one(this_line, change).modified_count:
+        raw = record({"items.$.quantity": quantity})
+        if raw is None:
             give_back_units(sku=sku, cart_id=cart_id, quantity=delta, now=now)
             raise _refusal(cart_id, now)
     elif delta < 0:
-        if not carts().update_one(this_line, change).modified_count:
+        raw = record({"items.$.quantity": quantity})
+        if raw is None:
             raise _refusal(cart_id, now)
         faults.point("set_quantity.after_cart")
         give_back_units(sku=sku, cart_id=cart_id, quantity=-delta, now=now)
-    elif not carts().update_one(this_line, {"$set": _touch(now)}).modified_count:
-        raise _refusal(cart_id, now)
-    return _reload(cart_id)
+    else:
+        raw = record({})
+        if raw is None:
+            raise _refusal(cart_id, now)
+    return load_cart(raw)
 
 
 def cart_set_quantity(

@@ -24,7 +24,6 @@ from bson.decimal128 import Decimal128
 from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
-from catalog.errors import NotForSale, ReservationMissing, UnknownSku
 from config.errors import DomainError
 from shop import faults
 from shop.documents import (
@@ -150,10 +149,8 @@ def _reprice(cart, now: datetime) -> None:
     for kind, line in lines_of(cart):
         try:
             price = _money(kind.current_price(line=line))
-        except (UnknownSku, NotForSale):
-            raise LineUnavailable(
-                kind.title(line), "it is no longer for sale."
-            ) from None
+        except DomainError as exc:
+            raise LineUnavailable(kind.title(line), exc.message) from None
         was = _money(line.unit_price)
         if price == was:
             continue
@@ -276,9 +273,7 @@ def _fulfil(*, cart_id: str, order: Order, charge: Charge | None, now) -> Order:
     faults.point("checkout.after_paid")
     cart = load_cart(carts().find_one({"_id": cart_id}))
     for kind, line in lines_of(cart):
-        try:
-            kind.commit(cart_id=cart_id, line=line)
-        except ReservationMissing:
+        if not kind.commit(cart_id=cart_id, line=line):
             # Only a commit removes a pending cart's hold: this line was
             # committed by the run that stopped before finishing.
             log.info("cart %s: %s already committed", cart_id, kind.key(line))

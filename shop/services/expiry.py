@@ -9,7 +9,7 @@ from datetime import datetime
 
 from shop import faults
 from shop.documents import ACTIVE, EXPIRED, EXPIRING, ORDER_CANCELED, PENDING_PAYMENT
-from shop.kinds import lines_of
+from shop.kinds import KINDS
 from shop.services.common import carts, listing, load_cart, orders, utcnow
 
 
@@ -17,10 +17,10 @@ def cart_expire(*, cart_id: str, now: datetime | None = None) -> bool:
     """Expire one cart past its hold: ``active -> expiring -> expired``.
 
     Flips the cart to ``expiring`` only if it is active and past
-    ``expires_at`` (one conditional update), releases every line's hold,
-    cancels an unpaid order of the cart, then flips to ``expired`` and frees
-    the owner's live-cart slot. An ``expiring`` cart (a run that stopped
-    half-way) is resumed, never skipped. Idempotent and safe to run
+    ``expires_at`` (one conditional update), releases every hold of the cart
+    (listed or not), cancels an unpaid order of the cart, then flips to
+    ``expired`` and frees the owner's live-cart slot. An ``expiring`` cart
+    (a run that stopped half-way) is resumed, never skipped. Idempotent and safe to run
     concurrently: each release is itself conditional. Returns True if this
     call found the cart expiring or made it so.
     """
@@ -35,9 +35,13 @@ def cart_expire(*, cart_id: str, now: datetime | None = None) -> bool:
             return False
     faults.point("expire.after_flip")
     cart = load_cart(raw)
-    for kind, line in lines_of(cart):
-        kind.release(cart_id=cart_id, key=kind.key(line))
-        faults.point("expire.after_release")
+    for kind in KINDS:
+        # What the cart lists, and what it holds without listing it (left by
+        # a crash between a reservation and its cart write).
+        listed = [kind.key(line) for line in kind.lines(cart)]
+        for key in dict.fromkeys(listed + kind.held_keys(cart_id=cart_id)):
+            kind.release(cart_id=cart_id, key=key)
+            faults.point("expire.after_release")
     orders().update_one(
         {"cart_id": cart_id, "state": PENDING_PAYMENT},
         {"$set": {"state": ORDER_CANCELED, "canceled_at": now}},

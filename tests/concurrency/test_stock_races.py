@@ -13,12 +13,14 @@ import pytest
 from catalog.documents import Inventory
 from catalog.errors import OutOfStock
 from catalog.selectors.stock import stock_level, stock_problems
+from catalog.services.stock import stock_adjust, stock_reserve
 from config.errors import DomainError
 from shop.documents import COMPLETE, EXPIRED, PAID
 from shop.selectors.invariants import invariant_problems
 from shop.services.carts import cart_add_item
 from shop.services.checkout import cart_checkout
 from shop.services.expiry import carts_expire
+from shop.services.reconcile import reservations_reconcile
 from tests.concurrency.cart_processes import CTX, run_together
 from tests.shop.factories import SHIPPING, card, make_product
 
@@ -178,6 +180,29 @@ def test_expiry_twice_against_a_checkout_of_the_same_cart_has_one_outcome(
 def play(role, *args):
     """One process's part in a mixed race."""
     return {"checkout": checkout_at, "expire": expire_at}[role](*args)
+
+
+@pytest.mark.parametrize("round_", range(5))
+def test_two_reconcilers_at_once_return_each_stray_unit_exactly_once(
+    race, mongo_db, round_
+):
+    sku = make_product(sku="STRAY", stock=100)
+    for i in range(20):  # orphans of crashed adds: no cart lists them
+        stock_reserve(sku=sku, cart_id=f"ghost-{i}", quantity=2, now=T0)
+    for i in range(10):  # live carts, each holding 3 more than it lists
+        cart = cart_add_item(owner=f"anon:live{i}", sku=sku, quantity=1, now=T0)
+        stock_adjust(sku=sku, cart_id=cart.cart_id, delta=3, now=T0)
+
+    reports = race(reconcile_at, [(T0 + timedelta(minutes=5),)] * 2)
+
+    assert sum(r["released"] for r in reports) == 20
+    level = stock_level(sku=sku)
+    assert (level.free, level.held) == (90, 10)
+    assert invariant_problems() == []
+
+
+def reconcile_at(now):
+    return reservations_reconcile(now=now).as_dict()
 
 
 # --- the negative control --------------------------------------------------
