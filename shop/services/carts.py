@@ -175,13 +175,17 @@ def cart_add_item(
     """
     quantity = _units(quantity)
     now = utcnow(now)
-    product = sellable(sku=sku)
-    cart = _live_cart(owner, now, create=True)
-    line = _line(cart, sku)
+    cart = _live_cart(owner, now, create=False)
+    line = _line(cart, sku) if cart is not None else None
     if line is not None:
+        # More of a line the cart has: its name and price are known already
+        # (checkout re-prices every line anyway).
         if line.quantity + quantity > MAX_LINE_QUANTITY:
             raise QuantityTooLarge(limit=MAX_LINE_QUANTITY)
         return _change(cart, line, line.quantity + quantity, now)
+    product = sellable(sku=sku)
+    if cart is None:
+        cart = _live_cart(owner, now, create=True)
 
     cart_id = cart.cart_id
     _take(
