@@ -9,8 +9,8 @@ from datetime import date
 from django import forms
 from django.core.validators import RegexValidator
 
+from shop.limits import MAX_LINE_QUANTITY
 from shop.payments import Card
-from shop.services.carts import MAX_LINE_QUANTITY
 
 SKU_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 CART_ID_PATTERN = r"^[0-9a-f]{32}$"

@@ -12,7 +12,7 @@ from catalog.selectors.stock import stock_free
 from shop.documents import ACTIVE, EXPIRED, EXPIRING, PENDING, Cart
 from shop.identity import owner_of
 from shop.kinds import PRODUCTS, LineKind, lines_of
-from shop.services.carts import MAX_EXTENSIONS, MAX_LINE_QUANTITY
+from shop.limits import MAX_EXTENSIONS, MAX_LINE_QUANTITY
 
 # Below this many free units a line shows "only N more available".
 LOW_STOCK = 5

@@ -35,13 +35,9 @@ from shop.errors import (
 )
 from shop.kinds import KINDS, PRODUCTS, lines_of
 from shop.kinds.products import give_back_units
+from shop.limits import MAX_EXTENSIONS, MAX_LINE_QUANTITY
 from shop.services.common import carts, hold_time, load_cart, utcnow
 from shop.services.expiry import cart_expire, carts_expire_holding
-
-# Per line: a shopper buying more is a wholesale order, not a cart.
-MAX_LINE_QUANTITY = 99
-# How many times a shopper may push the hold deadline without changing the cart.
-MAX_EXTENSIONS = 3
 
 # Read-then-write loops on the cart retry this often when another request of
 # the same shopper got in between.
