@@ -18,6 +18,7 @@ otherwise an embedded server in a temporary directory.
 
 import argparse
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -175,6 +176,7 @@ def main() -> None:
         mongo.db().client.drop_database(name)
         if server is not None:
             server.stop()
+            shutil.rmtree(home, ignore_errors=True)
 
 
 if __name__ == "__main__":
