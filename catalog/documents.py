@@ -95,3 +95,71 @@ class Store(Document):
             {"fields": [("location", "2dsphere")]},
         ],
     }
+
+
+# --- Online stock and its reservations -------------------------------------
+#
+# Double bookkeeping (DESIGN §3): every unit a cart holds is written on the
+# inventory (a reservation entry) and on the cart (a line), so either side can
+# be rolled back. Only catalog.services.stock changes these documents, each
+# change one conditional update of one inventory document.
+
+
+class StockReservation(me.EmbeddedDocument):
+    """Units of one SKU held by one cart (at most one entry per cart)."""
+
+    cart_id = me.StringField(required=True)
+    quantity = me.IntField(required=True, min_value=1)
+    # When the entry was last reserved, adjusted or confirmed by the reconciler.
+    at = me.DateTimeField(required=True)
+
+
+class Inventory(Document):
+    """The online stock of one SKU.
+
+    Units the shop still has = ``quantity`` (free to reserve) plus the sum of
+    ``reservations``. Conservation, checked per SKU from this one document:
+    ``quantity + sum(reservations) + sold == received``, where ``received``
+    is the sum of the ledger entries applied so far (``ledger_seq`` of them).
+    """
+
+    sku = me.StringField(primary_key=True)
+    quantity = me.IntField(required=True, min_value=0, default=0)
+    reservations = me.EmbeddedDocumentListField(StockReservation)
+    received = me.IntField(required=True, min_value=0, default=0)
+    sold = me.IntField(required=True, min_value=0, default=0)
+    ledger_seq = me.IntField(required=True, min_value=0, default=0)
+    modified_at = me.DateTimeField()
+
+    meta = {
+        "collection": "inventories",
+        "indexes": [
+            # Which SKUs does a cart hold (reconciliation, checkout).
+            {"fields": ["reservations.cart_id"]},
+        ],
+    }
+
+
+class StockMovement(Document):
+    """The stock ledger: one entry per receipt of units (initial stock, restocks).
+
+    Entries of a SKU are numbered 1, 2, ... and applied to its inventory in
+    that order (``Inventory.ledger_seq`` is the last one applied), so a crash
+    between writing an entry and applying it is seen and finished later,
+    never applied twice. ``pending`` is set until the entry is applied.
+    """
+
+    sku = me.StringField(required=True)
+    seq = me.IntField(required=True, min_value=1)
+    quantity = me.IntField(required=True, min_value=1)
+    note = me.StringField(default="")
+    at = me.DateTimeField(required=True)
+    pending = me.BooleanField()
+
+    meta = {
+        "collection": "stock_ledger",
+        "indexes": [
+            {"fields": ["sku", "seq"], "unique": True},
+            {"fields": ["pending"], "sparse": True},
+        ],
+    }

@@ -21,3 +21,41 @@ class UnknownStore(DomainError):
 class NotForSale(DomainError):
     message = "That product has no price and cannot be sold."
     status = 409
+
+
+# --- Online stock ------------------------------------------------------------
+
+
+class NotStocked(DomainError):
+    message = "That product is not sold online."
+    status = 409
+
+
+class OutOfStock(DomainError):
+    """Not enough free units; ``available`` says how many there are."""
+
+    status = 409
+
+    def __init__(self, *, available: int, name: str | None = None):
+        self.available = max(available, 0)
+        what = name or "that product"
+        if self.available == 0:
+            message = f"Sorry, {what} is sold out."
+        else:
+            message = f"Sorry, only {self.available} left of {what}."
+        super().__init__(message)
+
+
+class AlreadyReserved(DomainError):
+    message = "That product is already held for this cart."
+    status = 409
+
+
+class ReservationMissing(DomainError):
+    message = "That product is no longer held for this cart."
+    status = 409
+
+
+class InvalidQuantity(DomainError):
+    message = "Please choose a quantity of at least 1."
+    status = 400

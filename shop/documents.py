@@ -1,1 +1,164 @@
-"""MongoEngine documents owned by the shop app (indexes in each ``meta``)."""
+"""MongoEngine documents owned by the shop app (indexes in each ``meta``).
+
+Only shop.services writes them, with conditional updates on ``state``; the
+documents carry no logic.
+"""
+
+import mongoengine as me
+
+from config.documents import Document
+
+# Cart states (DESIGN §3.6). Moves only forward, each a conditional update:
+# active -> pending -> complete, pending -> active (payment failed),
+# active -> expiring -> expired, active -> canceled.
+ACTIVE = "active"
+PENDING = "pending"
+COMPLETE = "complete"
+EXPIRING = "expiring"
+EXPIRED = "expired"
+CANCELED = "canceled"
+CART_STATES = (ACTIVE, PENDING, COMPLETE, EXPIRING, EXPIRED, CANCELED)
+# States in which a cart may hold reservations.
+HOLDING_STATES = (ACTIVE, PENDING, EXPIRING)
+
+# Order states.
+PENDING_PAYMENT = "pending_payment"
+PAID = "paid"
+ORDER_CANCELED = "canceled"
+REFUNDED = "refunded"
+ORDER_STATES = (PENDING_PAYMENT, PAID, ORDER_CANCELED, REFUNDED)
+
+
+class CartLine(me.EmbeddedDocument):
+    """A product line; its units are held on the SKU's inventory for the cart."""
+
+    sku = me.StringField(required=True)
+    item_id = me.StringField(required=True)
+    name = me.StringField(required=True)
+    quantity = me.IntField(required=True, min_value=1)
+    # The price when the line was added; checkout re-prices from the catalog.
+    unit_price = me.Decimal128Field(required=True, min_value=0, precision=2)
+    added_at = me.DateTimeField()
+
+
+class Cart(Document):
+    """A shopper's cart: lines of each reservable kind, and a hold deadline.
+
+    ``owner`` is ``user:<id>`` for a logged-in shopper, ``anon:<token>`` for a
+    token kept in the shopper's signed session. ``live_owner`` repeats it
+    while the cart can change or be paid (active, pending, expiring) and is
+    removed when it ends: its unique index allows one live cart per owner.
+    """
+
+    cart_id = me.StringField(primary_key=True)
+    owner = me.StringField(required=True)
+    live_owner = me.StringField()
+    state = me.StringField(required=True, choices=CART_STATES, default=ACTIVE)
+    items = me.EmbeddedDocumentListField(CartLine)
+    created_at = me.DateTimeField(required=True)
+    modified_at = me.DateTimeField(required=True)
+    expires_at = me.DateTimeField(required=True)
+    extensions = me.IntField(default=0, min_value=0)
+    checkout_at = me.DateTimeField()
+    ended_at = me.DateTimeField()
+
+    meta = {
+        "collection": "carts",
+        "indexes": [
+            {"fields": ["live_owner"], "unique": True, "sparse": True},
+            # The expiry job: active carts past their deadline, expiring ones.
+            {"fields": ["state", "expires_at"]},
+            {"fields": ["owner", "-modified_at"]},
+            # Stale carts holding one SKU (a reservation short of stock).
+            {"fields": ["items.sku", "state"]},
+        ],
+    }
+
+
+class ShippingAddress(me.EmbeddedDocument):
+    name = me.StringField(required=True)
+    line1 = me.StringField(required=True)
+    line2 = me.StringField(default="")
+    city = me.StringField(required=True)
+    postcode = me.StringField(required=True)
+    country = me.StringField(required=True)
+
+
+class OrderLine(me.EmbeddedDocument):
+    kind = me.StringField(required=True)
+    key = me.StringField(required=True)
+    name = me.StringField(required=True)
+    quantity = me.IntField(required=True, min_value=1)
+    unit_price = me.Decimal128Field(required=True, min_value=0, precision=2)
+    line_total = me.Decimal128Field(required=True, min_value=0, precision=2)
+
+
+class PaymentAttempt(me.EmbeddedDocument):
+    reference = me.StringField(required=True)
+    at = me.DateTimeField(required=True)
+    outcome = me.StringField(required=True)  # paid, declined, error
+    message = me.StringField(default="")
+    card = me.StringField(default="")  # brand and last four digits only
+
+
+class Order(Document):
+    """What was bought, by whom, for how much, and whether it is paid.
+
+    One order per cart (unique ``cart_id``): a repeated checkout finds it.
+    ``token`` is the secret of the anonymous order link.
+    """
+
+    number = me.StringField(required=True)
+    cart_id = me.StringField(required=True)
+    owner = me.StringField(required=True)
+    token = me.StringField(required=True)
+    state = me.StringField(required=True, choices=ORDER_STATES)
+    email = me.EmailField(required=True)
+    shipping = me.EmbeddedDocumentField(ShippingAddress, required=True)
+    lines = me.EmbeddedDocumentListField(OrderLine)
+    subtotal = me.Decimal128Field(required=True, min_value=0, precision=2)
+    total = me.Decimal128Field(required=True, min_value=0, precision=2)
+    currency = me.StringField(required=True, default="GBP")
+    payment_attempts = me.IntField(default=0)
+    attempts = me.EmbeddedDocumentListField(PaymentAttempt)
+    payment_provider = me.StringField()
+    payment_reference = me.StringField()
+    created_at = me.DateTimeField(required=True)
+    paid_at = me.DateTimeField()
+    canceled_at = me.DateTimeField()
+
+    meta = {
+        "collection": "orders",
+        "indexes": [
+            {"fields": ["number"], "unique": True},
+            {"fields": ["cart_id"], "unique": True},
+            {"fields": ["owner", "-created_at"]},
+        ],
+    }
+
+
+class Sequence(Document):
+    """A named counter, advanced with ``$inc`` (order numbers)."""
+
+    name = me.StringField(primary_key=True)
+    value = me.IntField(required=True, default=0)
+
+    meta = {"collection": "sequences"}
+
+
+class GatewayCharge(Document):
+    """A charge taken by the built-in test gateway, keyed by its reference.
+
+    The gateway keeps its own record, as a real provider does, so a charge is
+    idempotent per reference and can be looked up after a crash.
+    """
+
+    reference = me.StringField(primary_key=True)
+    amount = me.Decimal128Field(required=True, precision=2)
+    currency = me.StringField(required=True)
+    outcome = me.StringField(required=True)  # paid, declined
+    card = me.StringField(default="")
+    message = me.StringField(default="")
+    at = me.DateTimeField(required=True)
+
+    meta = {"collection": "test_gateway_charges"}

@@ -1,1 +1,90 @@
-"""Domain errors of the shop app."""
+"""Domain errors of the shop app; ``message`` is shown to the shopper."""
+
+from config.errors import DomainError
+
+
+class CartNotFound(DomainError):
+    message = "That cart does not exist."
+    status = 404
+
+
+class CartInactive(DomainError):
+    message = "Your cart can no longer be changed."
+    status = 409
+
+
+class CartExpired(DomainError):
+    message = (
+        "Your cart's hold has run out and its items went back on the shelves. "
+        "Please add them again."
+    )
+    status = 409
+
+
+class CartPending(DomainError):
+    message = "Your payment is being processed; the cart cannot change meanwhile."
+    status = 409
+
+
+class CartEmpty(DomainError):
+    message = "Your cart is empty."
+    status = 409
+
+
+class CartChanged(DomainError):
+    message = "Your cart changed meanwhile; please check it and try again."
+    status = 409
+
+
+class LineNotInCart(DomainError):
+    message = "That product is not in your cart."
+    status = 404
+
+
+class QuantityTooLarge(DomainError):
+    status = 400
+
+    def __init__(self, *, limit: int):
+        super().__init__(f"You can have at most {limit} of one product in a cart.")
+
+
+class ExtensionsUsed(DomainError):
+    message = "Your hold has been extended as often as it can be."
+    status = 409
+
+
+class PricesChanged(DomainError):
+    """Prices moved since the lines were added; the cart now shows the new ones."""
+
+    status = 409
+
+    def __init__(self, changes: list[str]):
+        self.changes = changes
+        super().__init__(
+            "Prices changed since you added these items: "
+            + "; ".join(changes)
+            + ". Please review the new total and pay again."
+        )
+
+
+class LineUnavailable(DomainError):
+    status = 409
+
+    def __init__(self, name: str, reason: str):
+        super().__init__(f"{name}: {reason} Please change your cart and try again.")
+
+
+class PaymentFailed(DomainError):
+    """The card was declined or the provider failed; nothing was charged."""
+
+    status = 402
+
+
+class CheckoutInProgress(DomainError):
+    message = "Your payment is already being processed; please wait a moment."
+    status = 409
+
+
+class OrderNotFound(DomainError):
+    message = "That order does not exist."
+    status = 404

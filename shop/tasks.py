@@ -1,5 +1,20 @@
 """django-q2 task functions of the shop app: thin, safe to run twice."""
 
 from config.schedules import Job
+from shop.services.expiry import carts_expire
+from shop.services.reconcile import reservations_reconcile
 
-SCHEDULES: list[Job] = []
+SCHEDULES: list[Job] = [
+    Job("expire_carts", "shop.tasks.expire_carts", 1),
+    Job("reconcile_reservations", "shop.tasks.reconcile_reservations", 5),
+]
+
+
+def expire_carts() -> int:
+    """Carts past their hold -> expired, units back; returns how many."""
+    return carts_expire()
+
+
+def reconcile_reservations() -> dict:
+    """Holds no live cart lists -> released; live carts' holds confirmed."""
+    return reservations_reconcile().as_dict()

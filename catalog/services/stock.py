@@ -1,0 +1,389 @@
+"""Online stock: reserve, adjust, release, commit and restock (DESIGN §3).
+
+Every change is ONE conditional update of ONE inventory document. The rule
+that must hold (enough free units, this cart's entry present and of this
+size) is in the update's filter, never checked beforehand; a modified count
+of 0 means the rule said no. Filters that name two fields of one reservation
+entry use ``$elemMatch`` so both must hold on the same entry.
+
+Invariant kept by every function, per SKU:
+``quantity + sum(reservations.quantity) + sold == received`` and
+``quantity >= 0``; each cart has at most one entry, of at least 1 unit.
+"""
+
+from datetime import datetime
+
+from django.utils import timezone
+from pymongo.collection import Collection
+from pymongo.errors import DuplicateKeyError
+
+from catalog.documents import Inventory, StockMovement
+from catalog.errors import (
+    AlreadyReserved,
+    InvalidQuantity,
+    NotStocked,
+    OutOfStock,
+    ReservationMissing,
+)
+
+# Attempts of a read-then-conditional-update loop before giving up; each
+# retry means another writer changed the same entry in between.
+_ATTEMPTS = 8
+
+
+def _inventories() -> Collection:
+    return Inventory._get_collection()
+
+
+def _ledger() -> Collection:
+    return StockMovement._get_collection()
+
+
+def _units(value: object) -> int:
+    """A strictly positive int (bools excluded), else InvalidQuantity."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidQuantity()
+    return value
+
+
+def _entry(sku: str, cart_id: str) -> tuple[dict | None, dict | None]:
+    """The inventory (without its other entries) and this cart's entry."""
+    doc = _inventories().find_one(
+        {"_id": sku},
+        {
+            "quantity": 1,
+            "reservations": {"$elemMatch": {"cart_id": cart_id}},
+        },
+    )
+    if doc is None:
+        return None, None
+    entries = doc.get("reservations") or []
+    return doc, (entries[0] if entries else None)
+
+
+def stock_reserve(
+    *, sku: str, cart_id: str, quantity: int, now: datetime | None = None
+) -> None:
+    """Hold ``quantity`` units of ``sku`` for ``cart_id`` (a new entry).
+
+    Guard: ``quantity >= n`` and no entry of this cart yet; effect: move n
+    units from ``quantity`` to a new reservation entry. A repeat fails the
+    guard, so nothing is ever held twice.
+
+    Raises InvalidQuantity, NotStocked, AlreadyReserved (use stock_adjust),
+    OutOfStock (with the number still free).
+    """
+    quantity = _units(quantity)
+    now = now or timezone.now()
+    result = _inventories().update_one(
+        {
+            "_id": sku,
+            "quantity": {"$gte": quantity},
+            "reservations.cart_id": {"$ne": cart_id},
+        },
+        {
+            "$inc": {"quantity": -quantity},
+            "$push": {
+                "reservations": {"cart_id": cart_id, "quantity": quantity, "at": now}
+            },
+            "$set": {"modified_at": now},
+        },
+    )
+    if result.modified_count:
+        return
+    # Only to explain the refusal; the decision was the filter's.
+    doc, entry = _entry(sku, cart_id)
+    if doc is None:
+        raise NotStocked()
+    if entry is not None:
+        raise AlreadyReserved()
+    raise OutOfStock(available=doc["quantity"])
+
+
+def stock_adjust(
+    *,
+    sku: str,
+    cart_id: str,
+    delta: int,
+    now: datetime | None = None,
+    expect_quantity: int | None = None,
+    expect_at: datetime | None = None,
+) -> None:
+    """Change the cart's reservation of ``sku`` by ``delta`` units (+ or -).
+
+    Guard: this cart's entry exists with more than ``-delta`` units (it keeps
+    at least one; use stock_release to end it) and, when growing,
+    ``quantity >= delta``; effect: move ``delta`` between ``quantity`` and
+    the entry (positional ``$`` on the entry the ``$elemMatch`` found).
+    With ``expect_quantity``/``expect_at`` the entry must also still have that
+    size/stamp (the reconciler adjusts exactly what it inspected).
+
+    Raises InvalidQuantity (delta 0, or the entry would drop below 1 unit),
+    NotStocked, ReservationMissing, OutOfStock.
+    """
+    if isinstance(delta, bool) or not isinstance(delta, int) or delta == 0:
+        raise InvalidQuantity()
+    now = now or timezone.now()
+    match: dict = {"cart_id": cart_id, "quantity": {"$gte": 1 - delta}}
+    if expect_quantity is not None:
+        if expect_quantity + delta < 1:
+            raise InvalidQuantity("A hold cannot shrink below one unit; release it.")
+        match["quantity"] = expect_quantity
+    if expect_at is not None:
+        match["at"] = expect_at
+    query: dict = {"_id": sku, "reservations": {"$elemMatch": match}}
+    if delta > 0:
+        query["quantity"] = {"$gte": delta}
+    result = _inventories().update_one(
+        query,
+        {
+            "$inc": {"quantity": -delta, "reservations.$.quantity": delta},
+            "$set": {"reservations.$.at": now, "modified_at": now},
+        },
+    )
+    if result.modified_count:
+        return
+    doc, entry = _entry(sku, cart_id)
+    if doc is None:
+        raise NotStocked()
+    if entry is None:
+        raise ReservationMissing()
+    if (expect_quantity is not None and entry["quantity"] != expect_quantity) or (
+        expect_at is not None and entry["at"] != expect_at
+    ):
+        raise ReservationMissing("That hold changed meanwhile.")
+    if delta < 0:
+        raise InvalidQuantity("A hold cannot shrink below one unit; release it.")
+    raise OutOfStock(available=doc["quantity"])
+
+
+def stock_release(
+    *,
+    sku: str,
+    cart_id: str,
+    expect_quantity: int | None = None,
+    expect_at: datetime | None = None,
+) -> int:
+    """Give back this cart's whole reservation of ``sku``; return the units.
+
+    Guard: the entry as just read (``$elemMatch`` on cart, size and stamp);
+    effect: add its units to ``quantity`` and ``$pull`` it, in one update.
+    With ``expect_quantity``/``expect_at`` the entry is released only if it
+    still has that size/stamp (the reconciler releases exactly what it inspected).
+    Idempotent: a second release finds no entry and returns 0.
+    """
+    for _ in range(_ATTEMPTS):
+        doc, entry = _entry(sku, cart_id)
+        if entry is None:
+            return 0
+        if expect_quantity is not None and entry["quantity"] != expect_quantity:
+            return 0
+        if expect_at is not None and entry["at"] != expect_at:
+            return 0
+        units = entry["quantity"]
+        result = _inventories().update_one(
+            {
+                "_id": sku,
+                "reservations": {
+                    "$elemMatch": {
+                        "cart_id": cart_id,
+                        "quantity": units,
+                        "at": entry["at"],
+                    }
+                },
+            },
+            {
+                "$inc": {"quantity": units},
+                "$pull": {"reservations": {"cart_id": cart_id}},
+            },
+        )
+        if result.modified_count:
+            return units
+    return 0
+
+
+def stock_commit(*, sku: str, cart_id: str, quantity: int) -> None:
+    """Sell ``quantity`` units this cart holds: they leave stock for good.
+
+    Guard: the entry as just read, holding at least ``quantity``; effect:
+    ``$pull`` it, count ``quantity`` as sold and give any surplus back to
+    ``quantity`` (a concurrent decrease may not have released it yet).
+
+    Raises InvalidQuantity, ReservationMissing (no entry, or a smaller one).
+    """
+    quantity = _units(quantity)
+    for _ in range(_ATTEMPTS):
+        doc, entry = _entry(sku, cart_id)
+        if entry is None or entry["quantity"] < quantity:
+            raise ReservationMissing()
+        held = entry["quantity"]
+        result = _inventories().update_one(
+            {
+                "_id": sku,
+                "reservations": {
+                    "$elemMatch": {
+                        "cart_id": cart_id,
+                        "quantity": held,
+                        "at": entry["at"],
+                    }
+                },
+            },
+            {
+                "$inc": {"sold": quantity, "quantity": held - quantity},
+                "$pull": {"reservations": {"cart_id": cart_id}},
+            },
+        )
+        if result.modified_count:
+            return
+    raise ReservationMissing()
+
+
+def stock_transfer(
+    *, sku: str, from_cart_id: str, to_cart_id: str, now: datetime | None = None
+) -> bool:
+    """Hand this SKU's reservation from one cart to another (cart merge).
+
+    Guard: the source cart has an entry and the target has none; effect: the
+    entry's ``cart_id`` changes. No unit is ever free in between, so nobody
+    else can take it. Returns False when the guard fails.
+    """
+    now = now or timezone.now()
+    result = _inventories().update_one(
+        {
+            "_id": sku,
+            "$and": [
+                {"reservations.cart_id": from_cart_id},
+                {"reservations.cart_id": {"$ne": to_cart_id}},
+            ],
+        },
+        {
+            "$set": {
+                "reservations.$[held].cart_id": to_cart_id,
+                "reservations.$[held].at": now,
+                "modified_at": now,
+            }
+        },
+        array_filters=[{"held.cart_id": from_cart_id}],
+    )
+    return bool(result.modified_count)
+
+
+def stock_refresh(
+    *, sku: str, cart_ids: list[str], before: datetime, now: datetime | None = None
+) -> int:
+    """Stamp ``at = now`` on the entries of these carts older than ``before``.
+
+    The reconciler confirmed those carts still hold the units; one update per
+    SKU however many carts. Only the stamp changes, never a quantity.
+    """
+    if not cart_ids:
+        return 0
+    now = now or timezone.now()
+    result = _inventories().update_one(
+        {"_id": sku},
+        {"$set": {"reservations.$[held].at": now}},
+        array_filters=[{"held.cart_id": {"$in": cart_ids}, "held.at": {"$lt": before}}],
+    )
+    return result.modified_count
+
+
+# --- Receiving stock (the ledger) ---------------------------------------------
+
+
+def _ensure_inventory(sku: str, now: datetime) -> None:
+    try:
+        _inventories().insert_one(
+            {
+                "_id": sku,
+                "quantity": 0,
+                "reservations": [],
+                "received": 0,
+                "sold": 0,
+                "ledger_seq": 0,
+                "modified_at": now,
+            }
+        )
+    except DuplicateKeyError:
+        pass
+
+
+def _apply_next(sku: str, seq: int) -> bool:
+    """Apply ledger entry ``seq`` if the inventory has applied ``seq - 1``.
+
+    Guard: ``ledger_seq == seq - 1`` (entries apply once, in order); effect:
+    its units become free stock and count as received.
+    """
+    entry = _ledger().find_one({"sku": sku, "seq": seq})
+    if entry is None:
+        return False
+    result = _inventories().update_one(
+        {"_id": sku, "ledger_seq": seq - 1},
+        {
+            "$inc": {"quantity": entry["quantity"], "received": entry["quantity"]},
+            "$set": {"ledger_seq": seq, "modified_at": entry["at"]},
+        },
+    )
+    _ledger().update_one({"_id": entry["_id"]}, {"$unset": {"pending": ""}})
+    return bool(result.modified_count)
+
+
+def _settle(sku: str) -> int:
+    """Apply every written-but-unapplied ledger entry of ``sku``; the last seq."""
+    while True:
+        doc = _inventories().find_one({"_id": sku}, {"ledger_seq": 1})
+        seq = doc["ledger_seq"]
+        if not _ledger().count_documents({"sku": sku, "seq": seq + 1}, limit=1):
+            return seq
+        _apply_next(sku, seq + 1)
+
+
+def stock_restock(
+    *, sku: str, quantity: int, note: str = "", now: datetime | None = None
+) -> int:
+    """Receive ``quantity`` new units of ``sku`` (creating its inventory).
+
+    The receipt is written to the ledger first as entry ``n + 1``, then
+    applied with the guard ``ledger_seq == n``, so a crash in between leaves
+    a pending entry that the next restock or stock_ledger_settle applies,
+    exactly once. Returns the entry's number.
+
+    Raises InvalidQuantity.
+    """
+    quantity = _units(quantity)
+    now = now or timezone.now()
+    _ensure_inventory(sku, now)
+    for _ in range(_ATTEMPTS * 4):
+        seq = _settle(sku) + 1
+        try:
+            _ledger().insert_one(
+                {
+                    "sku": sku,
+                    "seq": seq,
+                    "quantity": quantity,
+                    "note": note[:200],
+                    "at": now,
+                    "pending": True,
+                }
+            )
+        except DuplicateKeyError:
+            continue  # another receipt took this number: apply it, try the next
+        _apply_next(sku, seq)
+        return seq
+    raise RuntimeError(f"could not restock {sku}: too many concurrent receipts")
+
+
+def stock_ledger_settle() -> int:
+    """Apply every pending ledger entry (after a crash); return how many SKUs.
+
+    Safe to run at any time and concurrently: entries apply once, in order.
+    """
+    skus = _ledger().distinct("sku", {"pending": True})
+    for sku in skus:
+        _settle(sku)
+        # Entries applied by a run that crashed before clearing the flag.
+        applied = _inventories().find_one({"_id": sku}, {"ledger_seq": 1})
+        _ledger().update_many(
+            {"sku": sku, "pending": True, "seq": {"$lte": applied["ledger_seq"]}},
+            {"$unset": {"pending": ""}},
+        )
+    return len(skus)

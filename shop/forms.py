@@ -1,0 +1,157 @@
+"""Request data -> typed values. The only place the shop reads request input.
+
+Nothing a shopper sends names a price, a total, a stock figure or an owner:
+prices come from the catalog, the owner from the session or the login.
+"""
+
+from datetime import date
+
+from django import forms
+from django.core.validators import RegexValidator
+
+from shop.limits import MAX_LINE_QUANTITY
+from shop.payments import Card
+
+SKU_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+CART_ID_PATTERN = r"^[0-9a-f]{32}$"
+
+COUNTRIES = [
+    ("GB", "United Kingdom"),
+    ("IE", "Ireland"),
+    ("FR", "France"),
+    ("DE", "Germany"),
+    ("NL", "Netherlands"),
+    ("ES", "Spain"),
+    ("IT", "Italy"),
+    ("US", "United States"),
+]
+
+
+class CardInput(forms.TextInput):
+    """A card field that is never echoed back into a page (re-typed instead)."""
+
+    def format_value(self, value):
+        return None
+
+
+class SkuField(forms.CharField):
+    default_validators = [
+        RegexValidator(SKU_PATTERN, "That is not a product code we know.")
+    ]
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_length", 64)
+        kwargs.setdefault("widget", forms.HiddenInput)
+        super().__init__(**kwargs)
+
+
+def _quantity(minimum: int) -> forms.IntegerField:
+    return forms.IntegerField(
+        min_value=minimum,
+        max_value=MAX_LINE_QUANTITY,
+        initial=1,
+        error_messages={
+            "invalid": "Please enter a whole number.",
+            "min_value": f"Please choose a quantity of at least {minimum}.",
+            "max_value": f"Please choose at most {MAX_LINE_QUANTITY}.",
+        },
+    )
+
+
+class SkuForm(forms.Form):
+    sku = SkuField()
+
+
+class AddToCartForm(forms.Form):
+    sku = SkuField()
+    quantity = _quantity(1)
+
+
+class SetQuantityForm(forms.Form):
+    """A line's new quantity; 0 removes it."""
+
+    sku = SkuField()
+    quantity = _quantity(0)
+
+
+def _luhn_ok(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        n = int(ch)
+        if i % 2:
+            n = n * 2 - 9 if n > 4 else n * 2
+        total += n
+    return total % 10 == 0
+
+
+class CheckoutForm(forms.Form):
+    cart = forms.CharField(
+        widget=forms.HiddenInput,
+        max_length=32,
+        validators=[RegexValidator(CART_ID_PATTERN, "That cart is not yours.")],
+    )
+    email = forms.EmailField(max_length=254)
+    name = forms.CharField(label="Full name", max_length=100)
+    line1 = forms.CharField(label="Address", max_length=120)
+    line2 = forms.CharField(label="Address line 2", max_length=120, required=False)
+    city = forms.CharField(label="Town or city", max_length=80)
+    postcode = forms.CharField(label="Postcode", max_length=16)
+    country = forms.ChoiceField(choices=COUNTRIES, initial="GB")
+    card_number = forms.CharField(
+        label="Card number",
+        max_length=23,
+        widget=CardInput(attrs={"autocomplete": "cc-number", "inputmode": "numeric"}),
+    )
+    card_expiry = forms.CharField(
+        label="Expiry (MM/YY)",
+        max_length=5,
+        widget=forms.TextInput(
+            attrs={"autocomplete": "cc-exp", "placeholder": "MM/YY"}
+        ),
+    )
+    card_cvc = forms.CharField(
+        label="Security code",
+        max_length=4,
+        widget=CardInput(attrs={"autocomplete": "cc-csc", "inputmode": "numeric"}),
+    )
+
+    def clean_card_number(self) -> str:
+        digits = "".join(self.cleaned_data["card_number"].split()).replace("-", "")
+        if not digits.isdigit() or not 12 <= len(digits) <= 19 or not _luhn_ok(digits):
+            raise forms.ValidationError("That card number is not valid.")
+        return digits
+
+    def clean_card_expiry(self) -> tuple[int, int]:
+        value = self.cleaned_data["card_expiry"].strip()
+        month, sep, year = value.partition("/")
+        if not (sep and month.isdigit() and year.isdigit() and len(year) == 2):
+            raise forms.ValidationError("Please enter the expiry as MM/YY.")
+        month, year = int(month), 2000 + int(year)
+        if not 1 <= month <= 12:
+            raise forms.ValidationError("Please enter the expiry as MM/YY.")
+        today = date.today()
+        if (year, month) < (today.year, today.month):
+            raise forms.ValidationError("That card has expired.")
+        return month, year
+
+    def clean_card_cvc(self) -> str:
+        value = self.cleaned_data["card_cvc"].strip()
+        if not (value.isdigit() and len(value) in (3, 4)):
+            raise forms.ValidationError("Please enter the 3 or 4 digits on the card.")
+        return value
+
+    def card(self) -> Card:
+        month, year = self.cleaned_data["card_expiry"]
+        return Card(
+            number=self.cleaned_data["card_number"],
+            exp_month=month,
+            exp_year=year,
+            cvc=self.cleaned_data["card_cvc"],
+        )
+
+    def shipping(self) -> dict:
+        data = self.cleaned_data
+        return {
+            key: data[key]
+            for key in ("name", "line1", "line2", "city", "postcode", "country")
+        }

@@ -1,0 +1,129 @@
+"""What every reservable line kind provides to the shop."""
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+
+
+@dataclass(frozen=True)
+class Hold:
+    """One reservation entry on a resource, as the reconciler inspects it.
+
+    ``amount`` is compared with ``LineKind.amount(line)`` of the cart's line:
+    a unit count for products, a tuple of seats for tickets.
+    """
+
+    kind: str
+    key: str
+    cart_id: str
+    amount: object
+    at: datetime
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A broken invariant: which resource (``key``) and why."""
+
+    kind: str
+    key: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.key}: {self.message}"
+
+
+class LineKind(ABC):
+    """The adapter between cart lines of one kind and the resource holding them.
+
+    Class attributes: ``name`` (``"product"``), ``field`` (the ``Cart`` list
+    holding the lines, ``"items"``) and ``key_field`` (the line attribute
+    naming the resource, ``"sku"``; the cart query ``{field}.{key_field}``
+    finds the carts listing a resource). Every function is keyword-only,
+    takes ids and embedded line documents, and is safe to call twice.
+    """
+
+    name: str
+    field: str
+    key_field: str
+
+    # --- reading a line ---------------------------------------------------
+
+    def lines(self, cart) -> list:
+        return list(getattr(cart, self.field, None) or [])
+
+    def key(self, line) -> str:
+        return getattr(line, self.key_field)
+
+    @abstractmethod
+    def amount(self, line) -> object:
+        """What the line holds, comparable with ``Hold.amount``."""
+
+    @abstractmethod
+    def units(self, line) -> int:
+        """How many units the line charges for (quantity, number of seats)."""
+
+    def title(self, line) -> str:
+        return line.name
+
+    def subtotal(self, line) -> Decimal:
+        return line.unit_price * self.units(line)
+
+    # --- the resource side ---------------------------------------------------
+
+    @abstractmethod
+    def current_price(self, *, line) -> Decimal:
+        """The unit price now (checkout re-prices). A DomainError when the line
+        can no longer be sold; its message is shown to the shopper."""
+
+    @abstractmethod
+    def give_back(self, *, cart_id: str, line) -> None:
+        """Return exactly what this line holds (removing or clearing a line)."""
+
+    @abstractmethod
+    def release(self, *, cart_id: str, key: str) -> None:
+        """End this cart's hold on resource ``key`` entirely (expiry)."""
+
+    @abstractmethod
+    def held_keys(self, *, cart_id: str) -> list[str]:
+        """Every resource on which this cart holds something, listed or not."""
+
+    @abstractmethod
+    def ensure_held(self, *, cart_id: str, line, now: datetime) -> None:
+        """Before payment: the resource holds at least the line; DomainError if
+        it does not and cannot."""
+
+    @abstractmethod
+    def commit(self, *, cart_id: str, line) -> bool:
+        """Paid: what the line holds is sold. False when nothing was held
+        (committed already, by a run that stopped before finishing)."""
+
+    # --- reconciliation and invariants ------------------------------------
+
+    @abstractmethod
+    def holds(self, *, before: datetime | None) -> Iterator[Hold]:
+        """Every reservation entry (stamped before ``before``)."""
+
+    @abstractmethod
+    def release_hold(self, *, hold: Hold) -> bool:
+        """Release exactly this entry if it is unchanged since it was read."""
+
+    @abstractmethod
+    def refresh_holds(
+        self, *, key: str, cart_ids: list[str], before: datetime, now: datetime
+    ) -> None:
+        """Stamp the entries of these carts (confirmed live) as seen ``now``."""
+
+    @abstractmethod
+    def fit_hold(self, *, hold: Hold, line, now: datetime) -> None:
+        """Make an active cart's entry hold what its line lists (guarded on the
+        entry being unchanged)."""
+
+    @abstractmethod
+    def settle(self) -> None:
+        """Finish the resource's own interrupted work (e.g. a stock ledger)."""
+
+    @abstractmethod
+    def resource_problems(self) -> list[Problem]:
+        """Per resource conservation problems (units neither lost nor made)."""

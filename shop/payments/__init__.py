@@ -1,0 +1,92 @@
+"""Taking payment: one small interface, providers plugged in behind it.
+
+``provider()`` returns the configured provider (setting
+``SHOP_PAYMENT_PROVIDER``, a dotted path; the built-in test gateway by
+default). A provider charges a card once per ``reference`` (a repeat returns
+the first result) and can look a charge up by reference, which is how a
+checkout interrupted after charging is finished later.
+"""
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.conf import settings
+from django.utils.module_loading import import_string
+
+DEFAULT_PROVIDER = "shop.payments.test_gateway.TestGateway"
+
+
+@dataclass(frozen=True)
+class Card:
+    """Card details as typed; never stored, only ``label`` is."""
+
+    number: str
+    exp_month: int
+    exp_year: int
+    cvc: str
+
+    @property
+    def last4(self) -> str:
+        return self.number[-4:]
+
+    @property
+    def brand(self) -> str:
+        if self.number.startswith("4"):
+            return "Visa"
+        if "51" <= self.number[:2] <= "55" or "2221" <= self.number[:4] <= "2720":
+            return "Mastercard"
+        if self.number[:2] in {"34", "37"}:
+            return "Amex"
+        return "Card"
+
+    @property
+    def label(self) -> str:
+        return f"{self.brand} ending {self.last4}"
+
+    def __repr__(self) -> str:  # keep card numbers out of logs and tracebacks
+        return f"Card({self.label})"
+
+
+@dataclass(frozen=True)
+class Charge:
+    """A charge the provider took (``outcome == "paid"``) or refused."""
+
+    provider: str
+    reference: str
+    outcome: str
+    message: str = ""
+
+
+class PaymentDeclined(Exception):
+    """The card was refused; nothing was charged. ``str()`` is for the shopper."""
+
+
+class PaymentError(Exception):
+    """The provider failed and says nothing was charged; trying again is fine."""
+
+
+class PaymentProvider(ABC):
+    name: str
+
+    @abstractmethod
+    def charge(
+        self,
+        *,
+        reference: str,
+        amount: Decimal,
+        currency: str,
+        card: Card,
+        description: str,
+    ) -> Charge:
+        """Charge once per reference. Raises PaymentDeclined or PaymentError;
+        any other exception leaves the outcome unknown (looked up later)."""
+
+    @abstractmethod
+    def lookup(self, *, reference: str) -> Charge | None:
+        """The charge taken under ``reference``, or None if there is none."""
+
+
+def provider() -> PaymentProvider:
+    path = getattr(settings, "SHOP_PAYMENT_PROVIDER", DEFAULT_PROVIDER)
+    return import_string(path)()

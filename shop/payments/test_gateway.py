@@ -1,0 +1,80 @@
+"""The built-in test gateway: real records in MongoDB, outcomes by card number.
+
+| card number | outcome |
+| --- | --- |
+| 4242 4242 4242 4242, 5555 5555 5555 4444 | paid |
+| 4000 0000 0000 0002 | declined |
+| 4000 0000 0000 0119 | provider error (nothing charged) |
+| any other | declined ("not a test card") |
+"""
+
+from decimal import Decimal
+
+from bson.decimal128 import Decimal128
+from django.utils import timezone
+from pymongo.errors import DuplicateKeyError
+
+from shop.documents import GatewayCharge
+from shop.payments import Card, Charge, PaymentDeclined, PaymentError, PaymentProvider
+
+SUCCEEDS = frozenset({"4242424242424242", "5555555555554444"})
+DECLINES = "4000000000000002"
+FAILS = "4000000000000119"
+
+
+class TestGateway(PaymentProvider):
+    __test__ = False  # not a pytest test class, despite its name
+
+    name = "test"
+
+    def charge(
+        self,
+        *,
+        reference: str,
+        amount: Decimal,
+        currency: str,
+        card: Card,
+        description: str,
+    ) -> Charge:
+        if card.number == FAILS:
+            raise PaymentError(
+                "The payment provider had a problem and nothing was charged. "
+                "Please try again."
+            )
+        if card.number in SUCCEEDS:
+            outcome, message = "paid", ""
+        elif card.number == DECLINES:
+            outcome, message = "declined", "Your card was declined."
+        else:
+            outcome, message = "declined", "The test gateway declines this card."
+        record = {
+            "_id": reference,
+            "amount": Decimal128(amount),
+            "currency": currency,
+            "outcome": outcome,
+            "card": card.label,
+            "message": message,
+            "at": timezone.now(),
+        }
+        collection = GatewayCharge._get_collection()
+        try:
+            collection.insert_one(record)
+        except DuplicateKeyError:
+            # The same reference again: the first answer stands.
+            record = collection.find_one({"_id": reference})
+        charge = self._charge(record)
+        if charge.outcome != "paid":
+            raise PaymentDeclined(charge.message)
+        return charge
+
+    def lookup(self, *, reference: str) -> Charge | None:
+        record = GatewayCharge._get_collection().find_one({"_id": reference})
+        return self._charge(record) if record else None
+
+    def _charge(self, record: dict) -> Charge:
+        return Charge(
+            provider=self.name,
+            reference=record["_id"],
+            outcome=record["outcome"],
+            message=record.get("message", ""),
+        )

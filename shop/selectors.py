@@ -1,1 +1,0 @@
-"""Reads and queries over the shop app's collections; never writes."""

@@ -1,0 +1,63 @@
+"""The invariants of every hold, checked from the database.
+
+Per resource (each kind's own conservation: for stock,
+``free + held + sold == initial + restocks`` and ``free >= 0``), and per
+reservation entry: it belongs to an active or pending cart that lists it
+with the same amount. Meant for a quiet moment (tests, after the jobs):
+under traffic, a service between its two writes shows up for a moment.
+"""
+
+from shop.documents import ACTIVE, PENDING, Cart
+from shop.kinds import KINDS, Problem
+
+
+def invariant_problems() -> list[Problem]:
+    problems: list[Problem] = []
+    for kind in KINDS:
+        problems.extend(kind.resource_problems())
+        holds = list(kind.holds(before=None))
+        ids = list({hold.cart_id for hold in holds})
+        found = {
+            raw["_id"]: Cart._from_son(raw)
+            for raw in Cart._get_collection().find({"_id": {"$in": ids}})
+        }
+        for hold in holds:
+            cart = found.get(hold.cart_id)
+            if cart is None:
+                problems.append(
+                    Problem(kind.name, hold.key, f"held by missing cart {hold.cart_id}")
+                )
+                continue
+            if cart.state not in (ACTIVE, PENDING):
+                problems.append(
+                    Problem(
+                        kind.name,
+                        hold.key,
+                        f"held by {cart.state} cart {hold.cart_id}",
+                    )
+                )
+                continue
+            line = next((x for x in kind.lines(cart) if kind.key(x) == hold.key), None)
+            if line is None:
+                problems.append(
+                    Problem(
+                        kind.name,
+                        hold.key,
+                        f"cart {hold.cart_id} holds it but does not list it",
+                    )
+                )
+            elif kind.amount(line) != hold.amount:
+                problems.append(
+                    Problem(
+                        kind.name,
+                        hold.key,
+                        f"cart {hold.cart_id} holds {hold.amount} "
+                        f"but lists {kind.amount(line)}",
+                    )
+                )
+    return problems
+
+
+def invariant_keys(problems: list[Problem]) -> list[str]:
+    """The offending resources, each once, in order."""
+    return list(dict.fromkeys(p.key for p in problems))

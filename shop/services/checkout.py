@@ -1,0 +1,396 @@
+"""Checkout: lock the cart, re-price, create the order, charge, commit.
+
+The steps and what each leaves behind if the process dies right after it
+(``checkout_recover``, run by the reconciler, finishes or undoes each):
+
+1. cart ``active -> pending`` (findAndModify; refuses an expired, empty or
+   someone else's cart). Left pending: reopened.
+2. every line re-priced from the catalog; a change is written to the cart,
+   which goes back to active, and the shopper is shown it before paying.
+3. the order (unique on cart id: a repeat finds it), ``pending_payment``.
+   Left so: the provider is asked whether the charge went through.
+4. the charge through the payment provider, once per attempt reference.
+   Declined: the cart goes back to active with its holds intact.
+5. the order ``paid``; 6. every line's hold committed (units sold);
+7. the cart ``complete``. Left after 5 or 6: the commits are finished.
+"""
+
+import logging
+import secrets
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from bson.decimal128 import Decimal128
+from pymongo import ReturnDocument
+from pymongo.errors import DuplicateKeyError
+
+from config.errors import DomainError
+from shop import faults
+from shop.documents import (
+    ACTIVE,
+    COMPLETE,
+    EXPIRED,
+    EXPIRING,
+    PAID,
+    PENDING,
+    PENDING_PAYMENT,
+    Order,
+    Sequence,
+)
+from shop.errors import (
+    CartEmpty,
+    CartExpired,
+    CartInactive,
+    CartNotFound,
+    CheckoutInProgress,
+    LineUnavailable,
+    PaymentFailed,
+    PricesChanged,
+)
+from shop.kinds import lines_of
+from shop.payments import Card, Charge, PaymentDeclined, PaymentError, provider
+from shop.services.common import carts, has_lines, hold_time, load_cart, orders, utcnow
+from shop.services.expiry import cart_expire
+
+log = logging.getLogger("marquee.shop.checkout")
+
+CURRENCY = "GBP"
+# Order numbers start here so that they all have the same width for a while.
+_FIRST_NUMBER = 100001
+# A checkout pending longer than this stopped half-way (a real charge takes
+# seconds); the reconciler then finishes or undoes it.
+CHECKOUT_GRACE = timedelta(minutes=10)
+
+
+def _money(value) -> Decimal:
+    return Decimal(value).quantize(Decimal("0.01"))
+
+
+def _next_order_number() -> str:
+    """A short, unique, human-friendly number: MQ-100001, MQ-100002, ..."""
+    for _ in range(3):
+        try:
+            seq = Sequence._get_collection().find_one_and_update(
+                {"_id": "order_number"},
+                {"$inc": {"value": 1}},
+                upsert=True,
+                return_document=ReturnDocument.AFTER,
+            )
+            return f"MQ-{_FIRST_NUMBER - 1 + seq['value']}"
+        except DuplicateKeyError:
+            continue  # two first-ever upserts raced; the counter exists now
+    raise RuntimeError("could not allocate an order number")
+
+
+def _paid_order(owner: str, cart_id: str, now: datetime) -> Order | None:
+    """A repeat of a checkout that was paid: the same order, finished."""
+    order = Order.objects(cart_id=cart_id, owner=owner, state=PAID).first()
+    if order is None:
+        return None
+    raw = carts().find_one({"_id": cart_id})
+    if raw and raw["state"] != COMPLETE:
+        _fulfil(cart_id=cart_id, order=order, charge=None, now=now)
+    return Order.objects(pk=order.pk).first()
+
+
+def _begin(owner: str, cart_id: str, now: datetime):
+    """Step 1: lock the cart (active and within its hold -> pending)."""
+    raw = carts().find_one_and_update(
+        {
+            "_id": cart_id,
+            "owner": owner,
+            "state": ACTIVE,
+            "expires_at": {"$gt": now},
+            **has_lines(),
+        },
+        {"$set": {"state": PENDING, "checkout_at": now, "modified_at": now}},
+        return_document=ReturnDocument.AFTER,
+    )
+    if raw is not None:
+        return load_cart(raw)
+    raw = carts().find_one({"_id": cart_id, "owner": owner})
+    if raw is None:
+        raise CartNotFound()  # unknown, or someone else's: the same answer
+    state = raw["state"]
+    if state == PENDING:
+        raise CheckoutInProgress()
+    if state == ACTIVE and raw["expires_at"] <= now:
+        cart_expire(cart_id=cart_id, now=now)
+        raise CartExpired()
+    if state in (EXPIRING, EXPIRED):
+        raise CartExpired()
+    if state == ACTIVE:
+        raise CartEmpty()
+    raise CartInactive("This cart has already been checked out or closed.")
+
+
+def _reopen(cart_id: str, now: datetime) -> None:
+    """``pending -> active``, holds intact; the hold restarts from now."""
+    carts().update_one(
+        {"_id": cart_id, "state": PENDING},
+        {
+            "$set": {
+                "state": ACTIVE,
+                "modified_at": now,
+                "expires_at": now + hold_time(),
+            },
+            "$unset": {"checkout_at": ""},
+        },
+    )
+
+
+def _reprice(cart, now: datetime) -> None:
+    """Step 2: every line at today's catalog price, or PricesChanged.
+
+    A changed price is written to the (pending) cart's line before raising,
+    so the reopened cart shows the shopper what they would pay.
+    """
+    changes = []
+    for kind, line in lines_of(cart):
+        try:
+            price = _money(kind.current_price(line=line))
+        except DomainError as exc:
+            raise LineUnavailable(kind.title(line), exc.message) from None
+        was = _money(line.unit_price)
+        if price == was:
+            continue
+        carts().update_one(
+            {
+                "_id": cart.cart_id,
+                "state": PENDING,
+                kind.field: {"$elemMatch": {kind.key_field: kind.key(line)}},
+            },
+            {"$set": {f"{kind.field}.$.unit_price": Decimal128(price)}},
+        )
+        changes.append(f"{kind.title(line)} now £{price} (was £{was})")
+    if changes:
+        raise PricesChanged(changes)
+
+
+def _order_lines(cart) -> tuple[list[dict], Decimal]:
+    lines, subtotal = [], Decimal("0.00")
+    for kind, line in lines_of(cart):
+        unit = _money(line.unit_price)
+        total = _money(unit * kind.units(line))
+        subtotal += total
+        lines.append(
+            {
+                "kind": kind.name,
+                "key": kind.key(line),
+                "name": kind.title(line),
+                "quantity": kind.units(line),
+                "unit_price": Decimal128(unit),
+                "line_total": Decimal128(total),
+            }
+        )
+    return lines, subtotal
+
+
+def _order_for(cart, *, email: str, shipping: dict, now: datetime) -> Order:
+    """Step 3: this cart's order, created or (after a decline) brought up to
+    date with the cart as it is now. Unique on cart id."""
+    lines, subtotal = _order_lines(cart)
+    details = {
+        "email": email,
+        "shipping": shipping,
+        "lines": lines,
+        "subtotal": Decimal128(subtotal),
+        "total": Decimal128(subtotal),
+        "currency": CURRENCY,
+    }
+    for _ in range(3):
+        raw = orders().find_one_and_update(
+            {"cart_id": cart.cart_id, "state": PENDING_PAYMENT},
+            {"$set": details},
+            return_document=ReturnDocument.AFTER,
+        )
+        if raw is not None:
+            return Order._from_son(raw)
+        if orders().count_documents({"cart_id": cart.cart_id}, limit=1):
+            raise CartInactive("This cart's order is already closed.")
+        try:
+            son = {
+                "number": _next_order_number(),
+                "cart_id": cart.cart_id,
+                "owner": cart.owner,
+                "token": secrets.token_urlsafe(24),
+                "state": PENDING_PAYMENT,
+                "payment_attempts": 0,
+                "attempts": [],
+                "created_at": now,
+                **details,
+            }
+            orders().insert_one(son)
+            return Order._from_son(son)
+        except DuplicateKeyError:
+            continue  # a concurrent submit created it: update that one
+    raise CartInactive("This cart's order could not be created.")
+
+
+def _start_attempt(order: Order) -> str:
+    """A fresh charge reference per attempt (a decline is not replayed)."""
+    raw = orders().find_one_and_update(
+        {"_id": order.pk, "state": PENDING_PAYMENT},
+        {"$inc": {"payment_attempts": 1}},
+        return_document=ReturnDocument.AFTER,
+    )
+    if raw is None:
+        raise CartInactive("This order is no longer awaiting payment.")
+    return f"{order.number}-{raw['payment_attempts']}"
+
+
+def _record_attempt(order_pk, *, reference, outcome, message, card, now) -> None:
+    orders().update_one(
+        {"_id": order_pk},
+        {
+            "$push": {
+                "attempts": {
+                    "reference": reference,
+                    "at": now,
+                    "outcome": outcome,
+                    "message": message,
+                    "card": card,
+                }
+            }
+        },
+    )
+
+
+def _fulfil(*, cart_id: str, order: Order, charge: Charge | None, now) -> Order:
+    """Steps 5-7, each idempotent: order paid, holds committed, cart complete."""
+    if charge is not None:
+        orders().update_one(
+            {"_id": order.pk, "state": PENDING_PAYMENT},
+            {
+                "$set": {
+                    "state": PAID,
+                    "paid_at": now,
+                    "payment_provider": charge.provider,
+                    "payment_reference": charge.reference,
+                }
+            },
+        )
+    faults.point("checkout.after_paid")
+    cart = load_cart(carts().find_one({"_id": cart_id}))
+    for kind, line in lines_of(cart):
+        if not kind.commit(cart_id=cart_id, line=line):
+            # Only a commit removes a pending cart's hold: this line was
+            # committed by the run that stopped before finishing.
+            log.info("cart %s: %s already committed", cart_id, kind.key(line))
+        faults.point("checkout.after_commit")
+    # Paid means done, even if a recovery reopened the cart meanwhile.
+    carts().update_one(
+        {"_id": cart_id, "state": {"$in": [PENDING, ACTIVE]}},
+        {
+            "$set": {"state": COMPLETE, "ended_at": now, "modified_at": now},
+            "$unset": {"live_owner": ""},
+        },
+    )
+    return Order.objects(pk=order.pk).first()
+
+
+def cart_checkout(
+    *,
+    owner: str,
+    cart_id: str,
+    email: str,
+    shipping: dict,
+    card: Card,
+    now: datetime | None = None,
+) -> Order:
+    """Pay for the owner's cart and turn it into a paid order.
+
+    Invariants: the shopper pays today's catalog prices and has seen them;
+    one order per cart (a repeated submit returns the same paid order); units
+    are sold only once the order is paid; a declined payment leaves the cart
+    active with every hold intact.
+
+    Raises CartNotFound (unknown or someone else's cart), CartEmpty,
+    CartExpired, CartInactive, CheckoutInProgress, PricesChanged,
+    LineUnavailable, OutOfStock, PaymentFailed.
+    """
+    now = utcnow(now)
+    if not isinstance(owner, str) or not owner or not isinstance(cart_id, str):
+        raise CartNotFound()
+    done = _paid_order(owner, cart_id, now)
+    if done is not None:
+        return done
+    cart = _begin(owner, cart_id, now)
+    faults.point("checkout.after_pending")
+    try:
+        _reprice(cart, now)
+        for kind, line in lines_of(cart):
+            kind.ensure_held(cart_id=cart_id, line=line, now=now)
+        order = _order_for(cart, email=email, shipping=shipping, now=now)
+    except DomainError:
+        _reopen(cart_id, now)
+        raise
+    faults.point("checkout.after_order")
+    reference = _start_attempt(order)
+    try:
+        charge = provider().charge(
+            reference=reference,
+            amount=order.total,
+            currency=order.currency,
+            card=card,
+            description=f"Marquee order {order.number}",
+        )
+    except (PaymentDeclined, PaymentError) as exc:
+        outcome = "declined" if isinstance(exc, PaymentDeclined) else "error"
+        _record_attempt(
+            order.pk,
+            reference=reference,
+            outcome=outcome,
+            message=str(exc),
+            card=card.label,
+            now=now,
+        )
+        _reopen(cart_id, now)
+        raise PaymentFailed(f"{exc} Your items are still held.") from None
+    faults.point("checkout.after_charge")
+    _record_attempt(
+        order.pk,
+        reference=reference,
+        outcome="paid",
+        message="",
+        card=card.label,
+        now=now,
+    )
+    return _fulfil(cart_id=cart_id, order=order, charge=charge, now=now)
+
+
+def checkout_recover(*, cart_id: str, now: datetime | None = None) -> str:
+    """Finish or undo a checkout that stopped half-way; return what it did.
+
+    Paid order (or a charge the provider confirms): commit and complete.
+    No order, or the provider has no successful charge: reopen the cart with
+    its holds (the expiry job ends it if the shopper is gone). Idempotent.
+    """
+    now = utcnow(now)
+    raw = carts().find_one({"_id": cart_id, "state": PENDING})
+    if raw is None:
+        return "nothing"
+    order = Order.objects(cart_id=cart_id).first()
+    if order is not None and order.state == PAID:
+        _fulfil(cart_id=cart_id, order=order, charge=None, now=now)
+        return "completed"
+    if order is not None and order.state == PENDING_PAYMENT and order.payment_attempts:
+        reference = f"{order.number}-{order.payment_attempts}"
+        charge = provider().lookup(reference=reference)
+        if charge is not None and charge.outcome == "paid":
+            _fulfil(cart_id=cart_id, order=order, charge=charge, now=now)
+            return "completed"
+    _reopen(cart_id, now)
+    return "reopened"
+
+
+def checkouts_recover(*, now: datetime | None = None) -> int:
+    """Recover every checkout pending for longer than CHECKOUT_GRACE."""
+    now = utcnow(now)
+    stuck = carts().find(
+        {"state": PENDING, "checkout_at": {"$lt": now - CHECKOUT_GRACE}}, {"_id": 1}
+    )
+    return sum(
+        checkout_recover(cart_id=raw["_id"], now=now) != "nothing"
+        for raw in list(stuck)
+    )

@@ -1,0 +1,44 @@
+"""Plumbing shared by the shop's services (not called from outside shop)."""
+
+from datetime import UTC, datetime, timedelta
+
+from django.conf import settings
+from django.utils import timezone
+from pymongo.collection import Collection
+
+from shop.documents import Cart, Order
+from shop.kinds import KINDS
+
+
+def carts() -> Collection:
+    return Cart._get_collection()
+
+
+def orders() -> Collection:
+    return Order._get_collection()
+
+
+def utcnow(now: datetime | None = None) -> datetime:
+    """``now`` (tests pass one to control time) or the clock, aware, in UTC."""
+    now = now or timezone.now()
+    if now.tzinfo is None:
+        raise ValueError("now must be timezone-aware")
+    return now.astimezone(UTC)
+
+
+def hold_time() -> timedelta:
+    return timedelta(minutes=settings.CART_HOLD_MINUTES)
+
+
+def load_cart(raw: dict | None) -> Cart | None:
+    return Cart._from_son(raw) if raw else None
+
+
+def has_lines() -> dict:
+    """A filter matching carts with at least one line of any kind."""
+    return {"$or": [{f"{kind.field}.0": {"$exists": True}} for kind in KINDS]}
+
+
+def listing(kind, key: str) -> dict:
+    """A filter matching carts with a line of ``kind`` on resource ``key``."""
+    return {f"{kind.field}.{kind.key_field}": key}

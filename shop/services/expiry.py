@@ -1,0 +1,93 @@
+"""Ending carts whose hold ran out, and giving their units back.
+
+Expiry never depends on the job having run (DESIGN §3.5): a cart past its
+``expires_at`` is expired by whoever meets it first: the expire_carts job,
+a shopper's next change, a reservation short of stock, or the reconciler.
+"""
+
+from datetime import datetime
+
+from shop import faults
+from shop.documents import ACTIVE, EXPIRED, EXPIRING, ORDER_CANCELED, PENDING_PAYMENT
+from shop.kinds import KINDS
+from shop.services.common import carts, listing, load_cart, orders, utcnow
+
+
+def cart_expire(*, cart_id: str, now: datetime | None = None) -> bool:
+    """Expire one cart past its hold: ``active -> expiring -> expired``.
+
+    Flips the cart to ``expiring`` only if it is active and past
+    ``expires_at`` (one conditional update), releases every hold of the cart
+    (listed or not), cancels an unpaid order of the cart, then flips to
+    ``expired`` and frees the owner's live-cart slot. An ``expiring`` cart
+    (a run that stopped half-way) is resumed, never skipped. Idempotent and safe to run
+    concurrently: each release is itself conditional. Returns True if this
+    call found the cart expiring or made it so.
+    """
+    now = utcnow(now)
+    raw = carts().find_one_and_update(
+        {"_id": cart_id, "state": ACTIVE, "expires_at": {"$lte": now}},
+        {"$set": {"state": EXPIRING, "modified_at": now}},
+    )
+    if raw is None:
+        raw = carts().find_one({"_id": cart_id, "state": EXPIRING})
+        if raw is None:
+            return False
+    faults.point("expire.after_flip")
+    cart = load_cart(raw)
+    for kind in KINDS:
+        # What the cart lists, and what it holds without listing it (left by
+        # a crash between a reservation and its cart write).
+        listed = [kind.key(line) for line in kind.lines(cart)]
+        for key in dict.fromkeys(listed + kind.held_keys(cart_id=cart_id)):
+            kind.release(cart_id=cart_id, key=key)
+            faults.point("expire.after_release")
+    orders().update_one(
+        {"cart_id": cart_id, "state": PENDING_PAYMENT},
+        {"$set": {"state": ORDER_CANCELED, "canceled_at": now}},
+    )
+    carts().update_one(
+        {"_id": cart_id, "state": EXPIRING},
+        {"$set": {"state": EXPIRED, "ended_at": now}, "$unset": {"live_owner": ""}},
+    )
+    return True
+
+
+def carts_expire(*, now: datetime | None = None, limit: int = 5000) -> int:
+    """Expire every cart past its hold and resume every ``expiring`` one.
+
+    The scheduled job; an optimisation, since each cart is also expired when
+    met. Returns how many carts it expired.
+    """
+    now = utcnow(now)
+    due = carts().find(
+        {
+            "$or": [
+                {"state": ACTIVE, "expires_at": {"$lte": now}},
+                {"state": EXPIRING},
+            ]
+        },
+        {"_id": 1},
+        limit=limit,
+    )
+    return sum(cart_expire(cart_id=raw["_id"], now=now) for raw in list(due))
+
+
+def carts_expire_holding(*, kind, key: str, now: datetime | None = None) -> int:
+    """Expire the stale carts that list resource ``key``; return how many.
+
+    Called when a reservation fails for lack of units, before retrying once:
+    units held by carts past their hold are not really taken.
+    """
+    now = utcnow(now)
+    stale = carts().find(
+        {
+            **listing(kind, key),
+            "$or": [
+                {"state": ACTIVE, "expires_at": {"$lte": now}},
+                {"state": EXPIRING},
+            ],
+        },
+        {"_id": 1},
+    )
+    return sum(cart_expire(cart_id=raw["_id"], now=now) for raw in list(stale))

@@ -1,0 +1,172 @@
+"""Crash injection: a process dies between the two writes of a service.
+
+For every fault point of shop.faults, a real child process runs the real
+service, armed to ``os._exit`` at that point (no cleanup, no ``finally``).
+Then reconcile_reservations and expire_carts run, and every invariant must
+hold: first while the carts are still within their hold, then once every
+hold has run out (every unit back on the shelf or sold).
+"""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from catalog.selectors.stock import stock_level
+from shop import faults
+from shop.documents import PAID
+from shop.selectors.invariants import invariant_problems
+from shop.services.carts import (
+    cart_add_item,
+    cart_clear,
+    cart_merge,
+    cart_remove_item,
+    cart_set_quantity,
+)
+from shop.services.checkout import cart_checkout
+from shop.services.expiry import cart_expire, carts_expire
+from shop.services.reconcile import reservations_reconcile
+from tests.concurrency.cart_processes import run_until_crash
+from tests.shop.factories import SHIPPING, card, make_product
+
+pytestmark = pytest.mark.concurrency
+
+T0 = datetime(2030, 1, 15, 12, 0, tzinfo=UTC)
+ALICE, ACCOUNT = "anon:alice", "user:1"
+# After the reconciler's and the checkout grace periods, within the hold.
+SOON = T0 + timedelta(minutes=15)
+# After every hold has run out.
+MUCH_LATER = T0 + timedelta(days=1)
+
+
+def _checkout(cart_id):
+    cart_checkout(
+        owner=ALICE,
+        cart_id=cart_id,
+        email="crash@example.com",
+        shipping=SHIPPING,
+        card=card(),
+        now=T0,
+    )
+
+
+# Each point: (set-up in the test process returning args, the crashing work,
+# units sold in the end).
+def setup_cart():
+    cart_add_item(owner=ALICE, sku="SHOE", quantity=2, now=T0)
+    return cart_add_item(owner=ALICE, sku="HAT", quantity=1, now=T0).cart_id
+
+
+def setup_anonymous_and_account():
+    cart_add_item(owner=ACCOUNT, sku="SHOE", quantity=1, now=T0)
+    return setup_cart()
+
+
+SCENARIOS = {
+    "add.after_reserve": (
+        lambda: None,
+        lambda _: cart_add_item(owner=ALICE, sku="SHOE", quantity=3, now=T0),
+        0,
+    ),
+    "set_quantity.after_stock": (
+        setup_cart,
+        lambda _: cart_set_quantity(owner=ALICE, sku="SHOE", quantity=5, now=T0),
+        0,
+    ),
+    "set_quantity.after_cart": (
+        setup_cart,
+        lambda _: cart_set_quantity(owner=ALICE, sku="SHOE", quantity=1, now=T0),
+        0,
+    ),
+    "remove.after_cart": (
+        setup_cart,
+        lambda _: cart_remove_item(owner=ALICE, sku="SHOE", now=T0),
+        0,
+    ),
+    "clear.after_cart": (setup_cart, lambda _: cart_clear(owner=ALICE, now=T0), 0),
+    "merge.after_source": (
+        setup_anonymous_and_account,
+        lambda _: cart_merge(from_owner=ALICE, to_owner=ACCOUNT, now=T0),
+        0,
+    ),
+    "merge.after_transfer": (
+        setup_anonymous_and_account,
+        lambda _: cart_merge(from_owner=ALICE, to_owner=ACCOUNT, now=T0),
+        0,
+    ),
+    "expire.after_flip": (
+        setup_cart,
+        lambda cart_id: cart_expire(cart_id=cart_id, now=MUCH_LATER),
+        0,
+    ),
+    "expire.after_release": (
+        setup_cart,
+        lambda cart_id: cart_expire(cart_id=cart_id, now=MUCH_LATER),
+        0,
+    ),
+    "checkout.after_pending": (setup_cart, _checkout, 0),
+    "checkout.after_order": (setup_cart, _checkout, 0),
+    # Charged before the crash: recovery must finish the sale.
+    "checkout.after_charge": (setup_cart, _checkout, 3),
+    "checkout.after_paid": (setup_cart, _checkout, 3),
+    "checkout.after_commit": (setup_cart, _checkout, 3),
+}
+
+
+def test_every_fault_point_has_a_crash_scenario():
+    assert sorted(SCENARIOS) == sorted(faults.POINTS)
+
+
+def crash_at(point, work, arg):
+    faults.arm(point, "exit")
+    work(arg)
+
+
+def sold():
+    return stock_level(sku="SHOE").sold + stock_level(sku="HAT").sold
+
+
+@pytest.mark.parametrize("point", faults.POINTS)
+def test_after_a_crash_at_each_point_the_jobs_restore_every_invariant(
+    point, mongo_uri, mongo_db
+):
+    make_product(sku="SHOE", stock=10)
+    make_product(sku="HAT", stock=10)
+    setup, work, sold_in_the_end = SCENARIOS[point]
+    arg = setup()
+
+    code = run_until_crash(
+        crash_at, (point, work, arg), uri=mongo_uri, db_name=mongo_db.name
+    )
+
+    assert code == faults.EXIT_CODE, f"{point} was not reached (exit {code})"
+    for moment in (SOON, MUCH_LATER):
+        reservations_reconcile(now=moment)
+        carts_expire(now=moment)
+        assert invariant_problems() == [], moment
+    # In the end every unit is back on the shelf or sold, none held.
+    for sku in ("SHOE", "HAT"):
+        level = stock_level(sku=sku)
+        assert level.held == 0
+        assert level.free + level.sold == 10
+    assert sold() == sold_in_the_end
+    if sold_in_the_end:
+        assert mongo_db.orders.find_one()["state"] == PAID
+        assert mongo_db.carts.find_one({"_id": arg})["state"] == "complete"
+
+
+def test_a_fault_point_armed_in_process_raises_and_changes_nothing_else(mongo_db):
+    make_product(sku="SHOE", stock=10)
+
+    with faults.armed("add.after_reserve"), pytest.raises(faults.InjectedFault):
+        cart_add_item(owner=ALICE, sku="SHOE", quantity=3, now=T0)
+
+    # The real code ran up to the point: reserved, not yet in the cart.
+    assert stock_level(sku="SHOE").held == 3
+    assert not mongo_db.carts.find_one()["items"]
+    # Disarmed again: the same call goes through.
+    cart_add_item(owner=ALICE, sku="SHOE", quantity=1, now=T0)
+
+
+def test_an_unknown_fault_point_cannot_be_armed():
+    with pytest.raises(ValueError):
+        faults.arm("checkout.after_lunch")

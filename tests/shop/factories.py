@@ -1,0 +1,54 @@
+"""Catalog and stock data for tests, written with the real documents/services."""
+
+from decimal import Decimal
+
+from catalog.documents import ONLINE, Item, Price, Variant
+from catalog.services.stock import stock_restock
+
+
+def make_product(
+    *,
+    sku: str,
+    title: str = "Product",
+    price: Decimal | str = "10.00",
+    stock: int | None = 100,
+    attributes: dict | None = None,
+) -> str:
+    item_id = f"item-{sku}"
+    Item(
+        item_id=item_id,
+        department="Shoes",
+        category="Shoes/Sneakers",
+        title=title,
+    ).save()
+    Variant(sku=sku, item_id=item_id, attributes=attributes or {}).save()
+    Price(price_id=f"{sku}_{ONLINE}", amount=Decimal(price)).save()
+    if stock:
+        stock_restock(sku=sku, quantity=stock, note="initial")
+    return sku
+
+
+def set_price(sku: str, price: Decimal | str) -> None:
+    Price.objects(price_id=f"{sku}_{ONLINE}").update_one(
+        set__amount=Decimal(price), upsert=True
+    )
+
+
+GOOD_CARD = "4242424242424242"
+DECLINED_CARD = "4000000000000002"
+ERROR_CARD = "4000000000000119"
+
+SHIPPING = {
+    "name": "Ada Lovelace",
+    "line1": "12 St James's Square",
+    "line2": "",
+    "city": "London",
+    "postcode": "SW1Y 4JH",
+    "country": "GB",
+}
+
+
+def card(number: str = GOOD_CARD):
+    from shop.payments import Card
+
+    return Card(number=number, exp_month=12, exp_year=2099, cvc="123")

@@ -1,0 +1,369 @@
+"""The seed's cart operations, in its own terms, on the real database."""
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+
+from catalog.errors import (
+    InvalidQuantity,
+    NotForSale,
+    NotStocked,
+    OutOfStock,
+    UnknownSku,
+)
+from catalog.selectors.stock import stock_hold
+from catalog.services.stock import stock_reserve
+from shop.documents import ACTIVE, CANCELED, EXPIRED
+from shop.errors import (
+    CartExpired,
+    ExtensionsUsed,
+    LineNotInCart,
+    QuantityTooLarge,
+)
+from shop.selectors.invariants import invariant_problems
+from shop.services.carts import (
+    MAX_EXTENSIONS,
+    cart_add_item,
+    cart_clear,
+    cart_extend_hold,
+    cart_merge,
+    cart_remove_item,
+    cart_set_quantity,
+)
+from shop.services.expiry import cart_expire, carts_expire
+from tests.shop.factories import make_product
+
+ALICE = "anon:alice"
+BOB = "anon:bob"
+
+
+def stock(mongo_db, sku):
+    return mongo_db.inventories.find_one({"_id": sku})["quantity"]
+
+
+def cart_doc(mongo_db, cart_id):
+    return mongo_db.carts.find_one({"_id": cart_id})
+
+
+def lines(mongo_db, cart_id):
+    return {i["sku"]: i["quantity"] for i in cart_doc(mongo_db, cart_id)["items"]}
+
+
+def test_add_reserves_then_records_the_line_with_the_catalog_price(
+    mongo_db, product, now
+):
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=2, now=now)
+
+    assert stock(mongo_db, product) == 98
+    assert stock_hold(sku=product, cart_id=cart.cart_id).quantity == 2
+    doc = cart_doc(mongo_db, cart.cart_id)
+    assert doc["state"] == ACTIVE
+    (line,) = doc["items"]
+    assert (line["sku"], line["quantity"], line["name"]) == (product, 2, "JC Sneaker")
+    assert line["unit_price"].to_decimal() == Decimal("100.00")
+    assert doc["expires_at"] == now + timedelta(minutes=30)
+    assert invariant_problems() == []
+
+
+def test_add_with_too_little_stock_rolls_back_and_says_how_many_are_left(mongo_db, now):
+    sku = make_product(sku="LAST-3", stock=3)
+
+    with pytest.raises(OutOfStock) as refused:
+        cart_add_item(owner=ALICE, sku=sku, quantity=4, now=now)
+
+    assert "only 3 left" in refused.value.message
+    assert stock(mongo_db, sku) == 3
+    assert mongo_db.inventories.find_one({"_id": sku})["reservations"] == []
+    assert all(not c["items"] for c in mongo_db.carts.find())
+
+
+def test_adding_the_same_sku_again_grows_the_line_and_the_hold(mongo_db, product, now):
+    cart_add_item(owner=ALICE, sku=product, quantity=2, now=now)
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=3, now=now)
+
+    assert lines(mongo_db, cart.cart_id) == {product: 5}
+    assert stock_hold(sku=product, cart_id=cart.cart_id).quantity == 5
+    assert stock(mongo_db, product) == 95
+
+
+def test_quantity_change_2_to_4_moves_stock_98_to_96(mongo_db, product, now):
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=2, now=now)
+    assert stock(mongo_db, product) == 98
+
+    cart_set_quantity(owner=ALICE, sku=product, quantity=4, now=now)
+
+    assert stock(mongo_db, product) == 96
+    assert lines(mongo_db, cart.cart_id) == {product: 4}
+    assert stock_hold(sku=product, cart_id=cart.cart_id).quantity == 4
+
+
+def test_quantity_decrease_gives_units_back(mongo_db, product, now):
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=5, now=now)
+
+    cart_set_quantity(owner=ALICE, sku=product, quantity=1, now=now)
+
+    assert stock(mongo_db, product) == 99
+    assert lines(mongo_db, cart.cart_id) == {product: 1}
+    assert invariant_problems() == []
+
+
+def test_impossible_quantity_change_is_rolled_back(mongo_db, now):
+    sku = make_product(sku="FEW-5", stock=5)
+    cart = cart_add_item(owner=ALICE, sku=sku, quantity=2, now=now)
+
+    with pytest.raises(OutOfStock):
+        cart_set_quantity(owner=ALICE, sku=sku, quantity=6, now=now)
+
+    assert stock(mongo_db, sku) == 3
+    assert lines(mongo_db, cart.cart_id) == {sku: 2}
+    assert stock_hold(sku=sku, cart_id=cart.cart_id).quantity == 2
+
+
+def test_quantity_zero_removes_the_line(mongo_db, product, now):
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=2, now=now)
+
+    cart_set_quantity(owner=ALICE, sku=product, quantity=0, now=now)
+
+    assert lines(mongo_db, cart.cart_id) == {}
+    assert stock(mongo_db, product) == 100
+
+
+def test_remove_restores_stock(mongo_db, product, now):
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=3, now=now)
+
+    cart_remove_item(owner=ALICE, sku=product, now=now)
+
+    assert stock(mongo_db, product) == 100
+    assert stock_hold(sku=product, cart_id=cart.cart_id) is None
+    assert lines(mongo_db, cart.cart_id) == {}
+
+
+def test_clear_gives_back_every_line(mongo_db, product, now):
+    other = make_product(sku="HAT-1")
+    cart_add_item(owner=ALICE, sku=product, quantity=3, now=now)
+    cart = cart_add_item(owner=ALICE, sku=other, quantity=1, now=now)
+
+    cart_clear(owner=ALICE, now=now)
+
+    assert (stock(mongo_db, product), stock(mongo_db, other)) == (100, 100)
+    assert lines(mongo_db, cart.cart_id) == {}
+    assert cart_doc(mongo_db, cart.cart_id)["state"] == ACTIVE
+
+
+def test_expiry_returns_stock_and_marks_the_cart_expired(mongo_db, product, now, later):
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=2, now=now)
+    assert not cart_expire(cart_id=cart.cart_id, now=now)  # still within its hold
+
+    assert cart_expire(cart_id=cart.cart_id, now=later)
+
+    assert stock(mongo_db, product) == 100
+    doc = cart_doc(mongo_db, cart.cart_id)
+    assert doc["state"] == EXPIRED
+    assert "live_owner" not in doc
+    # The lines stay as history: the expired-cart page lists what went back.
+    assert lines(mongo_db, cart.cart_id) == {product: 2}
+    assert not cart_expire(cart_id=cart.cart_id, now=later)
+    assert invariant_problems() == []
+
+
+def test_expiry_resumes_a_cart_left_expiring(mongo_db, product, now, later):
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=2, now=now)
+    mongo_db.carts.update_one({"_id": cart.cart_id}, {"$set": {"state": "expiring"}})
+
+    assert carts_expire(now=now) == 1
+
+    assert stock(mongo_db, product) == 100
+    assert cart_doc(mongo_db, cart.cart_id)["state"] == EXPIRED
+
+
+def test_the_expiry_job_expires_only_carts_past_their_hold(
+    mongo_db, product, now, later
+):
+    old = cart_add_item(owner=ALICE, sku=product, quantity=1, now=now)
+    fresh = cart_add_item(owner=BOB, sku=product, quantity=1, now=later)
+
+    assert carts_expire(now=later) == 1
+
+    assert cart_doc(mongo_db, old.cart_id)["state"] == EXPIRED
+    assert cart_doc(mongo_db, fresh.cart_id)["state"] == ACTIVE
+    assert stock(mongo_db, product) == 99
+
+
+def test_short_stock_first_expires_stale_carts_holding_it_then_retries(
+    mongo_db, now, later
+):
+    sku = make_product(sku="LAST-1", stock=1)
+    stale = cart_add_item(owner=ALICE, sku=sku, quantity=1, now=now)
+
+    cart = cart_add_item(owner=BOB, sku=sku, quantity=1, now=later)
+
+    assert cart_doc(mongo_db, stale.cart_id)["state"] == EXPIRED
+    assert stock_hold(sku=sku, cart_id=cart.cart_id).quantity == 1
+    assert stock(mongo_db, sku) == 0
+    assert invariant_problems() == []
+
+
+def test_short_stock_held_by_live_carts_is_refused(mongo_db, now):
+    sku = make_product(sku="LAST-1", stock=1)
+    cart_add_item(owner=ALICE, sku=sku, quantity=1, now=now)
+
+    with pytest.raises(OutOfStock) as refused:
+        cart_add_item(owner=BOB, sku=sku, quantity=1, now=now + timedelta(minutes=5))
+
+    assert "sold out" in refused.value.message
+
+
+def test_a_shopper_returning_after_the_hold_gets_a_new_cart(
+    mongo_db, product, now, later
+):
+    old = cart_add_item(owner=ALICE, sku=product, quantity=2, now=now)
+
+    new = cart_add_item(owner=ALICE, sku=product, quantity=1, now=later)
+
+    assert new.cart_id != old.cart_id
+    assert cart_doc(mongo_db, old.cart_id)["state"] == EXPIRED
+    assert stock(mongo_db, product) == 99
+
+
+def test_changing_a_stale_cart_is_refused_as_expired(mongo_db, product, now, later):
+    cart_add_item(owner=ALICE, sku=product, quantity=2, now=now)
+
+    with pytest.raises(CartExpired):
+        cart_set_quantity(owner=ALICE, sku=product, quantity=3, now=later)
+
+    assert stock(mongo_db, product) == 100
+
+
+def test_every_change_pushes_the_hold_forward(mongo_db, product, now):
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=1, now=now)
+    step = now + timedelta(minutes=20)
+
+    cart_set_quantity(owner=ALICE, sku=product, quantity=2, now=step)
+
+    assert cart_doc(mongo_db, cart.cart_id)["expires_at"] == step + timedelta(
+        minutes=30
+    )
+
+
+def test_extending_the_hold_is_bounded(mongo_db, product, now):
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=1, now=now)
+
+    for n in range(1, MAX_EXTENSIONS + 1):
+        at = now + timedelta(minutes=10 * n)
+        extended = cart_extend_hold(owner=ALICE, now=at)
+        assert extended.expires_at == at + timedelta(minutes=30)
+
+    with pytest.raises(ExtensionsUsed):
+        cart_extend_hold(owner=ALICE, now=now + timedelta(minutes=45))
+    assert cart_doc(mongo_db, cart.cart_id)["extensions"] == MAX_EXTENSIONS
+
+
+def test_extending_a_cart_past_its_hold_is_refused(mongo_db, product, now, later):
+    cart_add_item(owner=ALICE, sku=product, quantity=1, now=now)
+
+    with pytest.raises(CartExpired):
+        cart_extend_hold(owner=ALICE, now=later)
+
+
+@pytest.mark.parametrize(
+    ("quantity", "error"),
+    [
+        (0, InvalidQuantity),
+        (-1, InvalidQuantity),
+        (10**9, QuantityTooLarge),
+        ("1e3", InvalidQuantity),
+        ("abc", InvalidQuantity),
+        ({"$gt": 0}, InvalidQuantity),
+        (True, InvalidQuantity),
+    ],
+)
+def test_add_refuses_bad_quantities_and_changes_nothing(
+    mongo_db, product, now, quantity, error
+):
+    with pytest.raises(error):
+        cart_add_item(owner=ALICE, sku=product, quantity=quantity, now=now)
+
+    assert stock(mongo_db, product) == 100
+    assert mongo_db.carts.count_documents({}) == 0
+
+
+def test_a_line_cannot_grow_past_the_limit(mongo_db, product, now):
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=60, now=now)
+
+    with pytest.raises(QuantityTooLarge):
+        cart_add_item(owner=ALICE, sku=product, quantity=40, now=now)
+
+    assert lines(mongo_db, cart.cart_id) == {product: 60}
+    assert stock(mongo_db, product) == 40
+
+
+def test_unknown_unpriced_or_unstocked_skus_are_refused(mongo_db, now):
+    make_product(sku="NOSTOCK", stock=None)
+    make_product(sku="NOPRICE")
+    mongo_db.prices.delete_one({"_id": "NOPRICE_online"})
+
+    with pytest.raises(UnknownSku):
+        cart_add_item(owner=ALICE, sku="GHOST", quantity=1, now=now)
+    with pytest.raises(NotForSale):
+        cart_add_item(owner=ALICE, sku="NOPRICE", quantity=1, now=now)
+    with pytest.raises(NotStocked):
+        cart_add_item(owner=ALICE, sku="NOSTOCK", quantity=1, now=now)
+
+    assert all(not c["items"] for c in mongo_db.carts.find())
+
+
+def test_nobody_changes_a_line_in_someone_elses_cart(mongo_db, product, now):
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=2, now=now)
+
+    with pytest.raises(LineNotInCart):
+        cart_set_quantity(owner=BOB, sku=product, quantity=5, now=now)
+    with pytest.raises(LineNotInCart):
+        cart_remove_item(owner=BOB, sku=product, now=now)
+    assert cart_clear(owner=BOB, now=now) is None
+
+    assert lines(mongo_db, cart.cart_id) == {product: 2}
+    assert stock(mongo_db, product) == 98
+
+
+def test_login_hands_the_anonymous_cart_to_the_account(mongo_db, product, now):
+    anon = cart_add_item(owner=ALICE, sku=product, quantity=2, now=now)
+
+    merged = cart_merge(from_owner=ALICE, to_owner="user:7", now=now)
+
+    assert merged.cart_id == anon.cart_id
+    doc = cart_doc(mongo_db, anon.cart_id)
+    assert (doc["owner"], doc["live_owner"]) == ("user:7", "user:7")
+    assert stock_hold(sku=product, cart_id=anon.cart_id).quantity == 2
+
+
+def test_login_merges_into_an_existing_account_cart_keeping_every_unit(
+    mongo_db, product, now
+):
+    hat = make_product(sku="HAT-1")
+    account = cart_add_item(owner="user:7", sku=product, quantity=1, now=now)
+    anon = cart_add_item(owner=ALICE, sku=product, quantity=2, now=now)
+    cart_add_item(owner=ALICE, sku=hat, quantity=3, now=now)
+
+    cart_merge(from_owner=ALICE, to_owner="user:7", now=now)
+
+    assert lines(mongo_db, account.cart_id) == {product: 3, hat: 3}
+    assert stock_hold(sku=hat, cart_id=account.cart_id).quantity == 3
+    assert stock_hold(sku=product, cart_id=account.cart_id).quantity == 3
+    assert cart_doc(mongo_db, anon.cart_id)["state"] == CANCELED
+    assert (stock(mongo_db, product), stock(mongo_db, hat)) == (97, 97)
+    assert invariant_problems() == []
+
+
+def test_expiry_also_returns_a_hold_the_cart_does_not_list(
+    mongo_db, product, now, later
+):
+    hat = make_product(sku="HAT-1")
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=2, now=now)
+    # What a crash between a reservation and its cart write leaves behind.
+    stock_reserve(sku=hat, cart_id=cart.cart_id, quantity=4, now=now)
+
+    cart_expire(cart_id=cart.cart_id, now=later)
+
+    assert (stock(mongo_db, product), stock(mongo_db, hat)) == (100, 100)
+    assert invariant_problems() == []

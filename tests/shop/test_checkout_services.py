@@ -1,0 +1,201 @@
+"""Checkout: pending lock, re-price, one order per cart, charge, commit."""
+
+from decimal import Decimal
+
+import pytest
+
+from catalog.selectors.stock import stock_hold, stock_level
+from shop.documents import ACTIVE, COMPLETE, EXPIRED, PAID, PENDING_PAYMENT
+from shop.errors import (
+    CartEmpty,
+    CartExpired,
+    CartNotFound,
+    LineUnavailable,
+    PaymentFailed,
+    PricesChanged,
+)
+from shop.selectors.invariants import invariant_problems
+from shop.services.carts import cart_add_item, cart_remove_item
+from shop.services.checkout import cart_checkout
+from shop.services.expiry import carts_expire
+from tests.shop.factories import (
+    DECLINED_CARD,
+    ERROR_CARD,
+    SHIPPING,
+    card,
+    make_product,
+    set_price,
+)
+
+ALICE = "anon:alice"
+
+
+def checkout(cart_id, *, owner=ALICE, number=None, now):
+    return cart_checkout(
+        owner=owner,
+        cart_id=cart_id,
+        email="ada@example.com",
+        shipping=SHIPPING,
+        card=card(number) if number else card(),
+        now=now,
+    )
+
+
+@pytest.fixture
+def cart(product, now):
+    make_product(sku="HAT-1", title="Hat", price="15.50")
+    cart_add_item(owner=ALICE, sku=product, quantity=2, now=now)
+    return cart_add_item(owner=ALICE, sku="HAT-1", quantity=1, now=now)
+
+
+def test_checkout_leaves_stock_sold_no_reservation_and_the_cart_complete(
+    mongo_db, cart, product, now
+):
+    order = checkout(cart.cart_id, now=now)
+
+    assert order.state == PAID
+    assert order.total == Decimal("215.50")
+    assert [(x.key, x.quantity, x.line_total) for x in order.lines] == [
+        (product, 2, Decimal("200.00")),
+        ("HAT-1", 1, Decimal("15.50")),
+    ]
+    assert order.number.startswith("MQ-")
+    assert len(order.token) >= 32
+    assert order.payment_reference == f"{order.number}-1"
+    level = stock_level(sku=product)
+    assert (level.free, level.held, level.sold) == (98, 0, 2)
+    assert stock_level(sku="HAT-1").sold == 1
+    doc = mongo_db.carts.find_one({"_id": cart.cart_id})
+    assert doc["state"] == COMPLETE
+    assert "live_owner" not in doc
+    assert invariant_problems() == []
+
+
+def test_a_double_submit_returns_the_same_order_and_charges_once(mongo_db, cart, now):
+    first = checkout(cart.cart_id, now=now)
+    second = checkout(cart.cart_id, now=now)
+
+    assert second.number == first.number
+    assert mongo_db.orders.count_documents({}) == 1
+    assert mongo_db.test_gateway_charges.count_documents({}) == 1
+    assert stock_level(sku="HAT-1").sold == 1
+
+
+def test_order_numbers_are_sequential_and_unique(mongo_db, product, now):
+    numbers = []
+    for owner in ("anon:a", "anon:b", "anon:c"):
+        cart = cart_add_item(owner=owner, sku=product, quantity=1, now=now)
+        numbers.append(checkout(cart.cart_id, owner=owner, now=now).number)
+
+    assert numbers == ["MQ-100001", "MQ-100002", "MQ-100003"]
+
+
+def test_a_declined_card_returns_the_cart_to_active_with_its_holds(
+    mongo_db, cart, product, now
+):
+    with pytest.raises(PaymentFailed) as refused:
+        checkout(cart.cart_id, number=DECLINED_CARD, now=now)
+
+    assert "declined" in refused.value.message
+    doc = mongo_db.carts.find_one({"_id": cart.cart_id})
+    assert doc["state"] == ACTIVE
+    assert stock_hold(sku=product, cart_id=cart.cart_id).quantity == 2
+    order = mongo_db.orders.find_one({"cart_id": cart.cart_id})
+    assert order["state"] == PENDING_PAYMENT
+    assert [a["outcome"] for a in order["attempts"]] == ["declined"]
+    assert invariant_problems() == []
+
+    paid = checkout(cart.cart_id, now=now)
+
+    assert paid.number == order["number"]
+    assert paid.state == PAID
+    assert [a.outcome for a in paid.attempts] == ["declined", "paid"]
+    assert stock_level(sku=product).sold == 2
+
+
+def test_a_provider_error_charges_nothing_and_keeps_the_holds(
+    mongo_db, cart, product, now
+):
+    with pytest.raises(PaymentFailed) as refused:
+        checkout(cart.cart_id, number=ERROR_CARD, now=now)
+
+    assert "nothing was charged" in refused.value.message
+    assert mongo_db.carts.find_one({"_id": cart.cart_id})["state"] == ACTIVE
+    assert stock_level(sku=product).held == 2
+    assert mongo_db.test_gateway_charges.count_documents({}) == 0
+
+
+def test_a_changed_price_is_shown_before_paying_not_silently_charged(
+    mongo_db, cart, product, now
+):
+    set_price(product, "120.00")
+
+    with pytest.raises(PricesChanged) as refused:
+        checkout(cart.cart_id, now=now)
+
+    assert "£120.00 (was £100.00)" in refused.value.message
+    doc = mongo_db.carts.find_one({"_id": cart.cart_id})
+    assert doc["state"] == ACTIVE
+    line = next(i for i in doc["items"] if i["sku"] == product)
+    assert line["unit_price"].to_decimal() == Decimal("120.00")
+    assert mongo_db.test_gateway_charges.count_documents({}) == 0
+    assert stock_level(sku=product).held == 2
+
+    order = checkout(cart.cart_id, now=now)
+
+    assert order.total == Decimal("255.50")
+
+
+def test_a_product_withdrawn_from_sale_stops_the_checkout(mongo_db, cart, product, now):
+    mongo_db.prices.delete_one({"_id": f"{product}_online"})
+
+    with pytest.raises(LineUnavailable):
+        checkout(cart.cart_id, now=now)
+
+    assert mongo_db.carts.find_one({"_id": cart.cart_id})["state"] == ACTIVE
+    assert mongo_db.orders.count_documents({}) == 0
+
+
+def test_checkout_of_an_expired_cart_is_refused_and_its_units_go_back(
+    mongo_db, cart, product, later
+):
+    with pytest.raises(CartExpired):
+        checkout(cart.cart_id, now=later)
+
+    assert mongo_db.carts.find_one({"_id": cart.cart_id})["state"] == EXPIRED
+    assert stock_level(sku=product).free == 100
+    assert mongo_db.orders.count_documents({}) == 0
+
+
+def test_checkout_of_an_empty_cart_is_refused(mongo_db, product, now):
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=1, now=now)
+    cart_remove_item(owner=ALICE, sku=product, now=now)
+
+    with pytest.raises(CartEmpty):
+        checkout(cart.cart_id, now=now)
+
+    assert mongo_db.carts.find_one({"_id": cart.cart_id})["state"] == ACTIVE
+    assert mongo_db.orders.count_documents({}) == 0
+
+
+def test_checkout_of_someone_elses_cart_is_not_found(mongo_db, cart, now):
+    with pytest.raises(CartNotFound):
+        checkout(cart.cart_id, owner="anon:mallory", now=now)
+    with pytest.raises(CartNotFound):
+        checkout("0" * 32, now=now)
+
+    assert mongo_db.carts.find_one({"_id": cart.cart_id})["state"] == ACTIVE
+    assert mongo_db.orders.count_documents({}) == 0
+
+
+def test_an_unpaid_order_is_canceled_when_its_cart_expires(
+    mongo_db, cart, product, now, later
+):
+    with pytest.raises(PaymentFailed):
+        checkout(cart.cart_id, number=DECLINED_CARD, now=now)
+
+    assert carts_expire(now=later) == 1
+
+    assert mongo_db.orders.find_one({"cart_id": cart.cart_id})["state"] == "canceled"
+    assert stock_level(sku=product).free == 100
+    assert invariant_problems() == []

@@ -1,0 +1,234 @@
+"""catalog.services.stock: each operation one conditional update (DESIGN §3)."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from catalog.errors import (
+    AlreadyReserved,
+    InvalidQuantity,
+    NotStocked,
+    OutOfStock,
+    ReservationMissing,
+)
+from catalog.selectors.stock import stock_hold, stock_level, stock_problems
+from catalog.services.stock import (
+    stock_adjust,
+    stock_commit,
+    stock_ledger_settle,
+    stock_release,
+    stock_reserve,
+    stock_restock,
+    stock_transfer,
+)
+
+NOW = datetime(2030, 1, 15, 12, 0, tzinfo=UTC)
+
+
+def inventory(mongo_db, sku="SKU-1"):
+    return mongo_db.inventories.find_one({"_id": sku})
+
+
+@pytest.fixture
+def sku():
+    stock_restock(sku="SKU-1", quantity=100, note="initial")
+    return "SKU-1"
+
+
+def test_reserve_moves_units_into_a_reservation_of_the_cart(mongo_db, sku):
+    stock_reserve(sku=sku, cart_id="cart-a", quantity=2, now=NOW)
+
+    doc = inventory(mongo_db)
+    assert doc["quantity"] == 98
+    assert [(e["cart_id"], e["quantity"]) for e in doc["reservations"]] == [
+        ("cart-a", 2)
+    ]
+
+
+def test_reserve_fails_when_stock_is_short_and_changes_nothing(mongo_db, sku):
+    stock_reserve(sku=sku, cart_id="cart-a", quantity=99, now=NOW)
+
+    with pytest.raises(OutOfStock) as refused:
+        stock_reserve(sku=sku, cart_id="cart-b", quantity=2, now=NOW)
+
+    assert refused.value.available == 1
+    assert "only 1 left" in refused.value.message
+    doc = inventory(mongo_db)
+    assert doc["quantity"] == 1
+    assert len(doc["reservations"]) == 1
+
+
+def test_a_second_reserve_by_the_same_cart_is_refused(mongo_db, sku):
+    stock_reserve(sku=sku, cart_id="cart-a", quantity=2, now=NOW)
+
+    with pytest.raises(AlreadyReserved):
+        stock_reserve(sku=sku, cart_id="cart-a", quantity=2, now=NOW)
+
+    assert inventory(mongo_db)["quantity"] == 98
+
+
+def test_reserve_of_a_sku_without_online_stock_is_refused(mongo_db):
+    with pytest.raises(NotStocked):
+        stock_reserve(sku="NOPE", cart_id="cart-a", quantity=1, now=NOW)
+    assert mongo_db.inventories.count_documents({}) == 0
+
+
+@pytest.mark.parametrize("quantity", [0, -1, True, "2", 1.5, None])
+def test_reserve_refuses_a_quantity_that_is_not_a_positive_int(mongo_db, sku, quantity):
+    with pytest.raises(InvalidQuantity):
+        stock_reserve(sku=sku, cart_id="cart-a", quantity=quantity, now=NOW)
+    assert inventory(mongo_db)["quantity"] == 100
+
+
+def test_adjust_moves_the_delta_between_stock_and_the_reservation(mongo_db, sku):
+    stock_reserve(sku=sku, cart_id="cart-a", quantity=2, now=NOW)
+
+    stock_adjust(sku=sku, cart_id="cart-a", delta=2, now=NOW)
+    assert inventory(mongo_db)["quantity"] == 96
+    assert stock_hold(sku=sku, cart_id="cart-a").quantity == 4
+
+    stock_adjust(sku=sku, cart_id="cart-a", delta=-3, now=NOW)
+    assert inventory(mongo_db)["quantity"] == 99
+    assert stock_hold(sku=sku, cart_id="cart-a").quantity == 1
+
+
+def test_adjust_beyond_free_stock_is_refused_and_changes_nothing(mongo_db, sku):
+    stock_reserve(sku=sku, cart_id="cart-a", quantity=2, now=NOW)
+
+    with pytest.raises(OutOfStock):
+        stock_adjust(sku=sku, cart_id="cart-a", delta=99, now=NOW)
+
+    assert inventory(mongo_db)["quantity"] == 98
+    assert stock_hold(sku=sku, cart_id="cart-a").quantity == 2
+
+
+def test_adjust_cannot_shrink_a_reservation_to_nothing(mongo_db, sku):
+    stock_reserve(sku=sku, cart_id="cart-a", quantity=2, now=NOW)
+
+    with pytest.raises(InvalidQuantity):
+        stock_adjust(sku=sku, cart_id="cart-a", delta=-2, now=NOW)
+
+    assert stock_hold(sku=sku, cart_id="cart-a").quantity == 2
+
+
+def test_adjust_matches_cart_and_size_on_the_same_entry(mongo_db, sku):
+    # Cart a holds 1, cart b holds 5. Without $elemMatch, "cart a" and
+    # "at least 4 units" would be satisfied by two different entries.
+    stock_reserve(sku=sku, cart_id="cart-a", quantity=1, now=NOW)
+    stock_reserve(sku=sku, cart_id="cart-b", quantity=5, now=NOW)
+
+    with pytest.raises(InvalidQuantity):
+        stock_adjust(sku=sku, cart_id="cart-a", delta=-3, now=NOW)
+
+    doc = inventory(mongo_db)
+    assert doc["quantity"] == 94
+    assert {e["cart_id"]: e["quantity"] for e in doc["reservations"]} == {
+        "cart-a": 1,
+        "cart-b": 5,
+    }
+
+
+def test_adjust_without_a_reservation_is_refused(mongo_db, sku):
+    with pytest.raises(ReservationMissing):
+        stock_adjust(sku=sku, cart_id="cart-a", delta=1, now=NOW)
+    assert inventory(mongo_db)["quantity"] == 100
+
+
+def test_release_gives_back_the_units_and_removes_the_entry_once(mongo_db, sku):
+    stock_reserve(sku=sku, cart_id="cart-a", quantity=3, now=NOW)
+
+    assert stock_release(sku=sku, cart_id="cart-a") == 3
+    assert stock_release(sku=sku, cart_id="cart-a") == 0
+
+    doc = inventory(mongo_db)
+    assert doc["quantity"] == 100
+    assert doc["reservations"] == []
+
+
+def test_release_with_an_expected_size_leaves_a_changed_entry_alone(mongo_db, sku):
+    stock_reserve(sku=sku, cart_id="cart-a", quantity=3, now=NOW)
+
+    assert stock_release(sku=sku, cart_id="cart-a", expect_quantity=2) == 0
+
+    assert stock_hold(sku=sku, cart_id="cart-a").quantity == 3
+
+
+def test_commit_sells_the_units_and_returns_any_surplus(mongo_db, sku):
+    stock_reserve(sku=sku, cart_id="cart-a", quantity=5, now=NOW)
+
+    stock_commit(sku=sku, cart_id="cart-a", quantity=3)
+
+    doc = inventory(mongo_db)
+    assert (doc["quantity"], doc["sold"], doc["reservations"]) == (97, 3, [])
+    with pytest.raises(ReservationMissing):
+        stock_commit(sku=sku, cart_id="cart-a", quantity=3)
+    assert inventory(mongo_db)["sold"] == 3
+
+
+def test_commit_of_more_than_is_held_is_refused(mongo_db, sku):
+    stock_reserve(sku=sku, cart_id="cart-a", quantity=2, now=NOW)
+
+    with pytest.raises(ReservationMissing):
+        stock_commit(sku=sku, cart_id="cart-a", quantity=3)
+
+    assert inventory(mongo_db)["sold"] == 0
+
+
+def test_transfer_hands_a_reservation_to_another_cart(mongo_db, sku):
+    stock_reserve(sku=sku, cart_id="cart-a", quantity=2, now=NOW)
+
+    assert stock_transfer(sku=sku, from_cart_id="cart-a", to_cart_id="cart-b")
+
+    assert stock_hold(sku=sku, cart_id="cart-a") is None
+    assert stock_hold(sku=sku, cart_id="cart-b").quantity == 2
+    assert inventory(mongo_db)["quantity"] == 98
+
+
+def test_transfer_refuses_when_the_target_already_holds_the_sku(mongo_db, sku):
+    stock_reserve(sku=sku, cart_id="cart-a", quantity=2, now=NOW)
+    stock_reserve(sku=sku, cart_id="cart-b", quantity=1, now=NOW)
+
+    assert not stock_transfer(sku=sku, from_cart_id="cart-a", to_cart_id="cart-b")
+
+    assert stock_hold(sku=sku, cart_id="cart-a").quantity == 2
+
+
+def test_restock_is_recorded_in_the_ledger_and_conservation_holds(mongo_db, sku):
+    stock_reserve(sku=sku, cart_id="cart-a", quantity=10, now=NOW)
+    stock_commit(sku=sku, cart_id="cart-a", quantity=10)
+
+    assert stock_restock(sku=sku, quantity=25, note="delivery") == 2
+
+    level = stock_level(sku=sku)
+    assert (level.free, level.sold, level.received) == (115, 10, 125)
+    ledger = list(mongo_db.stock_ledger.find({"sku": sku}).sort("seq", 1))
+    assert [(e["seq"], e["quantity"], "pending" in e) for e in ledger] == [
+        (1, 100, False),
+        (2, 25, False),
+    ]
+    assert stock_problems() == []
+
+
+def test_a_ledger_entry_written_before_a_crash_is_applied_once(mongo_db, sku):
+    # A restock that died after writing its ledger entry, before applying it.
+    mongo_db.stock_ledger.insert_one(
+        {"sku": sku, "seq": 2, "quantity": 7, "note": "", "at": NOW, "pending": True}
+    )
+    assert [p.sku for p in stock_problems()] == []  # not applied: not counted
+
+    assert stock_ledger_settle() == 1
+    assert stock_ledger_settle() == 0
+
+    assert stock_level(sku=sku).free == 107
+    assert stock_problems() == []
+
+
+def test_conservation_check_names_a_sku_whose_units_changed_outside_services(
+    mongo_db, sku
+):
+    mongo_db.inventories.update_one({"_id": sku}, {"$inc": {"quantity": 1}})
+
+    problems = stock_problems()
+
+    assert [p.sku for p in problems] == [sku]
+    assert "101" in problems[0].message
