@@ -21,3 +21,23 @@ class UnknownStore(DomainError):
 class NotForSale(DomainError):
     message = "That product has no price and cannot be sold."
     status = 409
+
+
+class InvalidProduct(DomainError):
+    message = "That product is not valid."
+    status = 400
+
+
+class SkuTaken(DomainError):
+    message = "That SKU belongs to another product."
+    status = 409
+
+
+class StockShort(DomainError):
+    message = "Not enough of that variant in that store."
+    status = 409
+
+
+class InvalidStore(DomainError):
+    message = "That store is not valid."
+    status = 400
