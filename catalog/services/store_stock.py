@@ -5,7 +5,6 @@ Stock changes only through conditional single-document updates: the rule
 ``$elemMatch`` wherever it names two fields of one line.
 """
 
-from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
 from catalog.documents import Store, StoreStock, Variant, store_stock_id
@@ -82,15 +81,15 @@ def store_stock_adjust(*, store_id: str, sku: str, delta: int) -> int:
     line = {"sku": sku}
     if delta < 0:
         line["quantity"] = {"$gte": -delta}
-    updated = StoreStock._get_collection().find_one_and_update(
+    collection = StoreStock._get_collection()
+    # update_one, not find_one_and_update: some servers reject a positional
+    # "$" in findAndModify. The count returned is read just after.
+    result = collection.update_one(
         {"_id": stock_id, "vars": {"$elemMatch": line}},
         {"$inc": {"vars.$.quantity": delta}},
-        projection={"vars": {"$elemMatch": {"sku": sku}}},
-        return_document=ReturnDocument.AFTER,
     )
-    if updated is None:
-        exists = StoreStock._get_collection().count_documents(
-            {"_id": stock_id, "vars.sku": sku}, limit=1
-        )
+    if result.modified_count == 0:
+        exists = collection.count_documents({"_id": stock_id, "vars.sku": sku}, limit=1)
         raise StockShort() if exists else UnknownSku()
-    return updated["vars"][0]["quantity"]
+    doc = collection.find_one({"_id": stock_id}, {"vars": {"$elemMatch": {"sku": sku}}})
+    return doc["vars"][0]["quantity"]
