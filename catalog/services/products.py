@@ -38,6 +38,11 @@ def _clean_category(department: str, category: str) -> str:
     return "/".join(parts)
 
 
+def item_keywords(*, title: str, brand: str | None, style: str | None) -> list[str]:
+    """The item's own search tokens (the summary adds its variants' words)."""
+    return facets.keywords_of(" ".join([title, brand or "", style or ""]))
+
+
 def item_save(
     *,
     item_id: str,
@@ -62,7 +67,7 @@ def item_save(
     if rating is not None and not 0 <= rating <= 5:
         raise InvalidProduct("A rating is between 0 and 5.")
     category = _clean_category(department, category)
-    keywords = facets.keywords_of(" ".join([title, brand or "", style or ""]))
+    keywords = item_keywords(title=title, brand=brand, style=style)
     fields = {
         "department": department.strip(),
         "category": category,
