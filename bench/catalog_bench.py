@@ -37,6 +37,9 @@ from django.test import Client  # noqa: E402
 from config import mongo  # noqa: E402
 from config.embedded import EmbeddedServer  # noqa: E402
 
+# Where the benchmark's shopper is (the item page's nearest-stores query).
+LEEDS = [-1.5437, 53.7997]
+
 
 def percentile(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
@@ -97,15 +100,16 @@ def raw_work(path: str):
     """The database commands behind ``path``, issued directly."""
     from urllib.parse import parse_qs, urlsplit
 
-    from catalog.documents import Item, Price, StoreStock, Variant
+    from django.http import QueryDict
+
+    from catalog.documents import Item, Price, StoreStock, Summary, Variant
     from catalog.forms import BrowseForm
     from catalog.selectors.browse import browse_pipeline
     from catalog.selectors.pricing import price_ids
-    from catalog.documents import Summary
 
     url = urlsplit(path)
     if url.path.startswith("/c/"):
-        form = BrowseForm(parse_qs(url.query), path=url.path.removeprefix("/c/"))
+        form = BrowseForm(QueryDict(url.query), path=url.path.removeprefix("/c/"))
         assert form.is_valid(), form.errors
         pipeline = browse_pipeline(form.browse_query())
         return lambda: list(Summary._get_collection().aggregate(pipeline))
@@ -123,7 +127,7 @@ def raw_work(path: str):
                 [
                     {
                         "$geoNear": {
-                            "near": {"type": "Point", "coordinates": [-1.5437, 53.7997]},
+                            "near": {"type": "Point", "coordinates": LEEDS},
                             "key": "location",
                             "spherical": True,
                             "distanceField": "distance",
@@ -195,9 +199,9 @@ def main() -> None:
         )
         for items, label, server_ms, raw_ms in rows:
             print(
-                f"{items:>7}  {label:<17} {percentile(server_ms, .5):>10.1f}"
-                f" {percentile(server_ms, .95):>8.1f} {percentile(raw_ms, .5):>9.1f}"
-                f" {percentile(raw_ms, .95):>8.1f}"
+                f"{items:>7}  {label:<17} {percentile(server_ms, 0.5):>10.1f}"
+                f" {percentile(server_ms, 0.95):>8.1f} {percentile(raw_ms, 0.5):>9.1f}"
+                f" {percentile(raw_ms, 0.95):>8.1f}"
                 f" {statistics.median(server_ms) / statistics.median(raw_ms):>10.2f}"
             )
         print(f"(milliseconds; {args.runs} runs each after one warm-up)")

@@ -10,7 +10,7 @@ from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils.cache import patch_vary_headers
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from catalog.errors import UnknownStore
 from catalog.forms import (
@@ -65,7 +65,7 @@ def _render(request, template, partial, context, status=200):
     return response
 
 
-@require_GET
+@require_safe
 def browse_page(request, path: str = ""):
     form = BrowseForm(request.GET, path=path)
     if not form.path_ok:
@@ -87,7 +87,7 @@ def _location(request) -> Location | None:
     return Location(lng=saved["lng"], lat=saved["lat"], label=saved["label"])
 
 
-@require_GET
+@require_safe
 @domain_errors
 def item_detail(request, item_id: str):
     form = ItemForm(request.GET)
@@ -166,7 +166,7 @@ def location_set(request):
     return redirect(safe_next(request, data["next"]))
 
 
-@require_GET
+@require_safe
 def store_list(request):
     return render(
         request,

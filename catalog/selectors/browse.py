@@ -110,7 +110,7 @@ class BrowsePage:
     # Departments with counts, when no department is chosen.
     departments: list[CategoryCount]
     next_cursor: Cursor | None
-    # False when the department/category itself holds nothing at all.
+    # False when the department / category itself holds nothing at all.
     exists: bool = True
 
 
@@ -326,8 +326,6 @@ def browse_pipeline(query: BrowseQuery) -> list[dict]:
             *_match(_selection_filter(selected)),
             {"$group": {"_id": "$department", "n": {"$sum": 1}}},
         ]
-    if query.department or query.category:
-        branches["scope"] = [{"$count": "n"}]
 
     fields = [
         "title", "brand", "price", "price_cents", "rating", "created_at",
@@ -404,6 +402,19 @@ def _next_cursor(query: BrowseQuery, hits: list[dict]) -> Cursor | None:
     return Cursor(value=value, item_id=last["_id"])
 
 
+def _scope_exists(query: BrowseQuery) -> bool:
+    """Whether the department / category holds anything at all, whatever
+    the search and filters (only asked when a page comes back empty)."""
+    if not query.department:
+        return True
+    scope = BrowseQuery(department=query.department, category=query.category)
+    indexed, exact = _scope_filters(scope)
+    found = Summary._get_collection().aggregate(
+        [*_match(indexed), *_match(exact), {"$limit": 1}, {"$project": {"_id": 1}}]
+    )
+    return any(True for _ in found)
+
+
 def browse(query: BrowseQuery) -> BrowsePage:
     """One page of summaries with its facet counts and category counts."""
     if query.text.strip() and not query.keywords:
@@ -445,9 +456,8 @@ def browse(query: BrowseQuery) -> BrowsePage:
         for row in sorted(result.get("departments", []), key=lambda r: r["_id"] or "")
         if row["_id"]
     ]
-    scope = result.get("scope")
-    exists = scope is None or bool(scope and scope[0]["n"])
     total = result["total"][0]["n"] if result.get("total") else 0
+    exists = bool(total) or _scope_exists(query)
     return BrowsePage(
         query=query,
         cards=[_card(doc) for doc in hits[: query.per_page]],

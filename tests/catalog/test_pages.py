@@ -159,6 +159,13 @@ def test_a_price_range_upside_down_keeps_only_its_valid_bound(shop, client):
     ]
 
 
+def test_a_search_with_no_hits_in_a_real_department_is_an_empty_page(shop, client):
+    response = client.get("/c/Shoes/Women/?q=teapot&min_price=1")
+
+    assert response.status_code == 200
+    assert "Nothing matches" in response.content.decode()
+
+
 def test_a_regex_in_the_search_box_is_searched_for_literally(shop, client):
     response = client.get("/?q=.*")
 
