@@ -102,10 +102,14 @@ def raw_work(path: str):
 
     from django.http import QueryDict
 
-    from catalog.documents import Item, Price, StoreStock, Summary, Variant
+    from catalog.documents import Item, Price, Store, StoreStock, Summary, Variant
     from catalog.forms import BrowseForm
     from catalog.selectors.browse import browse_pipeline
     from catalog.selectors.pricing import price_ids
+    from catalog.selectors.stores import (
+        stock_lines_pipeline,
+        stores_by_distance_pipeline,
+    )
 
     url = urlsplit(path)
     if url.path.startswith("/c/"):
@@ -122,25 +126,18 @@ def raw_work(path: str):
         list(Variant._get_collection().find({"item_id": item_id}).sort("_id"))
         ids = price_ids(item_id=item_id, sku=sku, store=None)
         list(Price._get_collection().find({"_id": {"$in": ids}}))
-        list(
+        list(Store._get_collection().find({}))
+        lines = list(
             StoreStock._get_collection().aggregate(
-                [
-                    {
-                        "$geoNear": {
-                            "near": {"type": "Point", "coordinates": LEEDS},
-                            "key": "location",
-                            "spherical": True,
-                            "distanceField": "distance",
-                            "query": {
-                                "item_id": item_id,
-                                "vars": {
-                                    "$elemMatch": {"sku": sku, "quantity": {"$gt": 0}}
-                                },
-                            },
-                        }
-                    },
-                    {"$limit": 10},
-                ]
+                stock_lines_pipeline(item_id=item_id, sku=sku)
+            )
+        )
+        ids = sorted(row["store_id"] for row in lines)
+        list(
+            Store._get_collection().aggregate(
+                stores_by_distance_pipeline(
+                    lng=LEEDS[0], lat=LEEDS[1], store_ids=ids, limit=10
+                )
             )
         )
 

@@ -95,66 +95,91 @@ def location_lookup(*, text: str) -> Location | None:
     return Location(lng=lng, lat=lat, label=label)
 
 
+def stock_lines_pipeline(*, item_id: str, sku: str) -> list[dict]:
+    """The stores' stock lines of ``sku`` with a positive quantity.
+
+    ``$elemMatch``: the SKU and the quantity must hold on the same line.
+    The item id comes first, alone, so that any server bounds it with the
+    ``item_id + store_id`` index.
+    """
+    return [
+        {"$match": {"item_id": item_id}},
+        {"$match": {"vars": {"$elemMatch": {"sku": sku, "quantity": {"$gt": 0}}}}},
+        {
+            "$project": {
+                "_id": 0,
+                "store_id": 1,
+                "line": {
+                    "$filter": {"input": "$vars", "cond": {"$eq": ["$$this.sku", sku]}}
+                },
+            }
+        },
+    ]
+
+
+def stores_by_distance_pipeline(
+    *, lng: float, lat: float, store_ids: list[str], limit: int
+) -> list[dict]:
+    return [
+        {
+            "$geoNear": {
+                "near": {"type": "Point", "coordinates": [lng, lat]},
+                "key": "location",
+                "spherical": True,
+                "distanceField": "distance",
+                "query": {"store_id": {"$in": store_ids}},
+            }
+        },
+        {"$limit": limit},
+        {
+            "$project": {
+                "_id": 0,
+                "store_id": 1,
+                "name": 1,
+                "address.city": 1,
+                "distance": 1,
+            }
+        },
+    ]
+
+
 def stores_near_with_stock(
     *, sku: str, lng: float, lat: float, limit: int = NEAREST
 ) -> list[NearbyStore]:
     """The ``limit`` stores nearest to (lng, lat) holding ``sku``, nearest first.
 
-    One ``$geoNear`` over the stores' stock (the store location is copied
-    there), filtered to this item and, with ``$elemMatch`` so that both
-    conditions hold on the same line, to this SKU with a positive quantity.
-    Raises UnknownSku.
+    Two index-served steps: the item's stock documents with the SKU in
+    stock (at most one per store), then ``$geoNear`` over those stores.
+    A single ``$geoNear`` over the stock itself (its copied location and
+    ``item_id + location`` index) gives the same answer on MongoDB, but a
+    server without compound geo indexes scans every stock document of every
+    item for it: 7 s at 10,000 items on the embedded one, against
+    milliseconds for these two. Raises UnknownSku.
     """
     variant = Variant._get_collection().find_one({"_id": sku}, {"item_id": 1})
     if variant is None:
         raise UnknownSku()
-    rows = list(
-        StoreStock._get_collection().aggregate(
-            [
-                {
-                    "$geoNear": {
-                        "near": {"type": "Point", "coordinates": [lng, lat]},
-                        "key": "location",
-                        "spherical": True,
-                        "distanceField": "distance",
-                        "query": {
-                            "item_id": variant["item_id"],
-                            "vars": {
-                                "$elemMatch": {"sku": sku, "quantity": {"$gt": 0}}
-                            },
-                        },
-                    }
-                },
-                {"$limit": limit},
-                {
-                    "$project": {
-                        "store_id": 1,
-                        "distance": 1,
-                        "line": {
-                            "$filter": {
-                                "input": "$vars",
-                                "cond": {"$eq": ["$$this.sku", sku]},
-                            }
-                        },
-                    }
-                },
-            ]
+    quantities = {
+        row["store_id"]: row["line"][0]["quantity"]
+        for row in StoreStock._get_collection().aggregate(
+            stock_lines_pipeline(item_id=variant["item_id"], sku=sku)
+        )
+        if row["line"]
+    }
+    if not quantities:
+        return []
+    stores = Store._get_collection().aggregate(
+        stores_by_distance_pipeline(
+            lng=lng, lat=lat, store_ids=sorted(quantities), limit=limit
         )
     )
-    names = {
-        d["store_id"]: d
-        for d in Store._get_collection().find(
-            {"store_id": {"$in": [r["store_id"] for r in rows]}},
-            {"store_id": 1, "name": 1, "address.city": 1},
-        )
-    }
     return [
         NearbyStore(
             store_id=row["store_id"],
-            name=names.get(row["store_id"], {}).get("name", row["store_id"]),
-            city=(names.get(row["store_id"], {}).get("address") or {}).get("city", ""),
+            name=row["name"],
+            city=(row.get("address") or {}).get("city", ""),
             distance_km=row["distance"] / 1000,
-            quantity=row["line"][0]["quantity"] if row["line"] else 0,
+            quantity=quantities[row["store_id"]],
         )
-        for row in rows
+        for row in stores
     ]
