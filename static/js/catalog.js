@@ -33,6 +33,7 @@
             form.elements.lat.value = position.coords.latitude.toFixed(5);
             form.elements.lng.value = position.coords.longitude.toFixed(5);
             form.elements.place.value = "";
+            form.elements.place.required = false;
             form.requestSubmit();
           },
           function () { button.disabled = false; },
