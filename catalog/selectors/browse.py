@@ -34,6 +34,11 @@ SORTS = {
     "newest": "Newest",
 }
 DEFAULT_SORT = "relevance"
+# What a card and the next-page cursor need of a summary.
+CARD_FIELDS = (
+    "title", "brand", "price", "price_cents", "rating", "created_at",
+    "category", "department", "score",
+)  # fmt: skip
 PER_PAGE = 24
 MAX_PER_PAGE = 96
 
@@ -290,6 +295,7 @@ def _hits_pipeline(query: BrowseQuery) -> list[dict]:
         {"$sort": {key: direction, "_id": direction}},
         # One more than a page: whether a next page exists, without a count.
         {"$limit": query.per_page + 1},
+        {"$project": dict.fromkeys(CARD_FIELDS, 1)},
     ]
     return stages
 
@@ -327,18 +333,10 @@ def browse_pipeline(query: BrowseQuery) -> list[dict]:
             {"$group": {"_id": "$department", "n": {"$sum": 1}}},
         ]
 
-    fields = [
-        "title", "brand", "price", "price_cents", "rating", "created_at",
-        "category", "department", "attrs", "vattrs",
-    ]  # fmt: skip
-    if variant_selected:
-        fields.append("vars.attrs")
-    return [
-        *_match(indexed),
-        *_match(exact),
-        {"$project": dict.fromkeys(fields, 1)},
-        {"$facet": branches},
-    ]
+    # No $project before the $facet: MongoDB reads only the fields the
+    # pipeline uses anyway, and on the embedded server an early projection
+    # of every matching summary costs more than it saves.
+    return [*_match(indexed), *_match(exact), {"$facet": branches}]
 
 
 # --- reading the result ------------------------------------------------------
