@@ -233,6 +233,16 @@ def test_an_unknown_store_is_not_found_and_not_remembered(shop, client):
     assert "online price" in client.get("/p/1/").content.decode()
 
 
+def test_a_remembered_store_that_closed_falls_back_to_online(shop, client):
+    client.post("/store/", {"store_id": "york", "next": "/p/1/"})
+    shop.stores.delete_one({"store_id": "york"})
+
+    html = client.get("/p/1/").content.decode()
+
+    assert "online price" in html and "£49.00" in html
+    assert "Your store is no longer available" in html
+
+
 def test_store_choice_needs_the_csrf_token(shop):
     client = Client(enforce_csrf_checks=True)
 
