@@ -185,7 +185,9 @@ def test_item_page_shows_variants_and_the_first_ones_online_price(shop, client):
     assert "Evening Platform Pumps" in html
     assert html.count('class="variant') >= 3
     assert "£49.00" in html and "online price" in html
-    assert f'<div id="add-to-cart" data-sku="{sku_of("1", "6", "red")}"></div>' in html
+    sku = sku_of("1", "6", "red")
+    assert f'<div id="add-to-cart" data-sku="{sku}">' in html
+    assert f'<input type="hidden" name="sku" value="{sku}">' in html
 
 
 def test_choosing_a_variant_with_htmx_renders_only_the_variant_panel(shop, client):
