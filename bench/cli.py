@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from bench import levels, report
 from bench.dbserver import Target
 from bench.harness import RunSpec, Shape, run_level
+from bench.levels import http as http_level
 from bench.scenarios import all_scenarios
 from bench.search import find_max_rate
 
@@ -46,6 +47,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--processes", type=int, default=2, help="worker processes (2)")
     p.add_argument("--threads", type=int, default=50, help="threads per worker (50)")
     p.add_argument("--pool", type=int, default=50, help="connections per worker (50)")
+    p.add_argument(
+        "--web-workers",
+        type=int,
+        default=2,
+        help="http level: gunicorn worker processes of `serve` (2)",
+    )
     p.add_argument("--seed", type=int, default=1, help="random seed (1)")
     p.add_argument(
         "--quick",
@@ -131,9 +138,14 @@ def main(argv: list[str] | None = None) -> int:
     except levels.LevelUnavailable as exc:
         print(f"bench: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    if min(args.processes, args.threads, args.pool) < 1:
-        print("bench: --processes, --threads and --pool must be >= 1", file=sys.stderr)
+    if min(args.processes, args.threads, args.pool, args.web_workers) < 1:
+        print(
+            "bench: --processes, --threads, --pool and --web-workers must be >= 1",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
+    # Read by the http level when it starts `serve` (bench/levels/http.py).
+    os.environ[http_level.WORKERS_ENV] = str(args.web_workers)
     plan = Plan(
         levels=tuple(chosen),
         shape=Shape(processes=args.processes, threads=args.threads, pool=args.pool),
@@ -185,6 +197,17 @@ def _scenario(plan: Plan, run: RunSpec, target: Target, document: dict) -> int:
     """Run one scenario at every level, print its report; the exit status."""
     _log(f"== {run.scenario.name}: {run.scenario.title}")
     results, searches, broken = [], {}, []
+    chosen = [level for level in plan.levels if run.scenario.name in level.workloads]
+    for level in plan.levels:
+        if level not in chosen:
+            print(
+                f"bench: level {level.name!r} has no {run.scenario.name!r} "
+                "workload on this branch; skipped",
+                file=sys.stderr,
+            )
+    if not chosen:
+        return EXIT_USAGE
+    plan = replace(plan, levels=tuple(chosen))
     for level in plan.levels:
         if plan.run:
             results.append(

@@ -203,6 +203,10 @@ class Measures:
     # Round trips of a bare ``ping`` every PING_EVERY_S: the floor any
     # operation pays on this machine at that moment.
     ping: Summary | None
+    # The level's own server processes (web workers), when it has some:
+    # the largest one's high-water mark, and their CPU together.
+    web_peak_kib: int | None = None
+    web_cpu_share: float | None = None
 
 
 PING_EVERY_S = 0.1
@@ -211,10 +215,14 @@ PING_EVERY_S = 0.1
 class Watch:
     """Measures the daemon and the machine from now until ``stop``."""
 
-    def __init__(self, target: dbserver.Target):
+    def __init__(self, target: dbserver.Target, web_pids: list[int] = ()):
         self._target = target
+        self._web = list(web_pids)
         dbserver.reset_peak_rss(target.pid)
         self._cpu = dbserver.cpu_seconds(target.pid)
+        for pid in self._web:
+            dbserver.reset_peak_rss(pid)
+        self._web_cpu = _cpu_total(self._web)
         self._ops = target.data_ops()
         self._load = os.getloadavg()[0]
         self._began = time.monotonic()
@@ -241,6 +249,9 @@ class Watch:
         wall = time.monotonic() - self._began
         cpu = dbserver.cpu_seconds(self._target.pid)
         ops = self._target.data_ops()
+        web_cpu = _cpu_total(self._web)
+        web_peaks = [dbserver.peak_rss_kib(pid) for pid in self._web]
+        web_peaks = [kib for kib in web_peaks if kib is not None]
         return Measures(
             db_peak_kib=dbserver.peak_rss_kib(self._target.pid),
             db_cpu_share=None
@@ -249,7 +260,19 @@ class Watch:
             server_ops=None if ops is None or self._ops is None else ops - self._ops,
             load_average=(self._load, os.getloadavg()[0]),
             ping=summarize(self._pings),
+            web_peak_kib=max(web_peaks) if web_peaks else None,
+            web_cpu_share=None
+            if web_cpu is None or self._web_cpu is None
+            else (web_cpu - self._web_cpu) / wall,
         )
+
+
+def _cpu_total(pids: list[int]) -> float | None:
+    """CPU seconds of these processes together; None when one cannot be read."""
+    if not pids:
+        return None
+    seconds = [dbserver.cpu_seconds(pid) for pid in pids]
+    return None if None in seconds else sum(seconds)
 
 
 # --- Worker processes ----------------------------------------------------
@@ -364,9 +387,12 @@ def run_level(
             f"{run.duration:g} s, {shape.processes} processes x {shape.threads} "
             f"threads, pool {shape.pool}"
         )
-        t0, recording, measures = _load(level, run, shape, target, db_name)
+        web_pids = level.server_pids(db) if level.server_pids else []
+        t0, recording, measures = _load(level, run, shape, target, db_name, web_pids)
         check = workload.check(db, run)
     finally:
+        if level.close is not None:
+            level.close(db)
         if not keep_db:
             target.drop(db_name)
     runtime = max(recording.last_end - t0, 0.0)
@@ -385,7 +411,7 @@ def run_level(
     )
 
 
-def _load(level, run, shape, target, db_name):
+def _load(level, run, shape, target, db_name, web_pids=()):
     """Start the workers, release them at once; (t0, recording, measures)."""
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
@@ -413,7 +439,7 @@ def _load(level, run, shape, target, db_name):
         worker.start()
     try:
         _collect(results, workers, "ready", READY_TIMEOUT_S)
-        watch = Watch(target)
+        watch = Watch(target, web_pids)
         t0 = time.monotonic() + LEAD_S
         start_at.value = t0
         go.set()

@@ -31,11 +31,11 @@ class Tally:
         # (action name, commands it issued), one entry per action performed.
         self.actions: list[tuple[str, int]] = []
 
-    def add(self, record: _ActionRecord | None) -> None:
+    def add(self, record: _ActionRecord | None, commands: int = 1) -> None:
         with self._lock:
-            self.total += 1
+            self.total += commands
             if record is not None:
-                record.count += 1
+                record.count += commands
 
     def close_action(self, record: _ActionRecord) -> None:
         with self._lock:
@@ -85,6 +85,14 @@ def bound(tally: Tally):
         yield tally
     finally:
         _local.tally, _local.record = previous
+
+
+def count(commands: int) -> None:
+    """Add commands issued elsewhere on this thread's behalf (a web worker's,
+    as its response reported them) to the bound flow and action."""
+    tally = getattr(_local, "tally", None)
+    if tally is not None:
+        tally.add(getattr(_local, "record", None), commands)
 
 
 @contextmanager

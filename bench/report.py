@@ -108,6 +108,9 @@ def stats_table(scenario: Scenario, results: list[RunResult]) -> list[str]:
     row("Peak RSS load worker", lambda r: _mib(r.recording.peak_kib))
     row("CPU DB daemon", lambda r: _cpu(r.measures.db_cpu_share))
     row("CPU load workers", lambda r: _cpu(r.worker_cpu_share))
+    if any(r.measures.web_peak_kib is not None for r in results):
+        row("Peak RSS web worker", lambda r: _mib(r.measures.web_peak_kib))
+        row("CPU web workers", lambda r: _cpu(r.measures.web_cpu_share))
     row(
         "Load average (1 min)",
         lambda r: "{:.1f} -> {:.1f}".format(*r.measures.load_average),
@@ -259,6 +262,8 @@ def as_json(scenario: Scenario, results, searches, target: str) -> dict:
             "completed_per_s": _per_second(r.recording.completions),
             "worker_cpu_share": r.worker_cpu_share,
             "worker_peak_kib": r.recording.peak_kib,
+            "web_peak_kib": r.measures.web_peak_kib,
+            "web_cpu_share": r.measures.web_cpu_share,
             "setup": r.setup_note,
             "setup_s": r.setup_s,
             "check": None
@@ -331,4 +336,19 @@ def print_scenario(
     for level_name, search in searches.items():
         for line in search_lines(level_name, search):
             print(line)
+    for line in search_ratio_lines(searches):
+        print(line)
     return violations
+
+
+def search_ratio_lines(searches: dict) -> list[str]:
+    """Each level's best p99-bounded rate against raw's, when both found one."""
+    raw = searches.get("raw")
+    if raw is None or not raw.best:
+        return []
+    return [
+        f"p99 <= {search.target_ms:g} ms rate ratio {level}/raw: "
+        f"{search.best / raw.best:.2f}"
+        for level, search in searches.items()
+        if level != "raw" and search.best
+    ]

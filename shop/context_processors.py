@@ -1,5 +1,7 @@
 """Template context every page gets from the shop: the header's cart badge."""
 
+from functools import cache
+
 from shop.identity import owner_of
 from shop.selectors.carts import cart_units
 
@@ -9,5 +11,13 @@ def cart(request) -> dict:
     # error page, a request built in a test) has no cart to count.
     if not hasattr(request, "session"):
         return {"cart_units": 0}
-    # No owner yet (a first visit): no cart, and no query.
-    return {"cart_units": cart_units(owner=owner_of(request))}
+
+    # Counted only if a template shows it and the view did not pass it
+    # (views that hold the cart already do): the template engine calls a
+    # callable; cached, so the badge's three uses make one query. No owner
+    # yet (a first visit): no cart, and no query.
+    @cache
+    def units() -> int:
+        return cart_units(owner=owner_of(request))
+
+    return {"cart_units": units}

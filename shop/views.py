@@ -15,7 +15,7 @@ from config.errors import DomainError
 from shop.errors import CartExpired, CartNotFound, OrderNotFound, PaymentFailed
 from shop.forms import AddToCartForm, CheckoutForm, SetQuantityForm, SkuForm
 from shop.identity import owner_of
-from shop.selectors.carts import cart_view, expired_cart, offer
+from shop.selectors.carts import cart_view, expired_cart, offer, units_in
 from shop.selectors.orders import order_by_link, order_of_owner, orders_of_owner
 from shop.services.carts import (
     cart_add_item,
@@ -47,7 +47,13 @@ def cart_page(request):
     view = cart_view(owner=owner)
     if view is None and expired_cart(owner=owner) is not None:
         return redirect("shop:expired")
-    return render(request, "shop/cart.html", {"view": view})
+    return render(request, "shop/cart.html", _with_units({"view": view}))
+
+
+def _with_units(context: dict) -> dict:
+    """The badge's count from the cart view at hand (spares its query)."""
+    view = context["view"]
+    return {**context, "cart_units": view.units if view is not None else 0}
 
 
 def _after_change(request, *, message: str = "", error: str = "", expired=False):
@@ -62,7 +68,7 @@ def _after_change(request, *, message: str = "", error: str = "", expired=False)
             "toast": error or message,
             "level": "error" if error else "success",
         }
-        return render(request, "shop/cart.html#cart-update", context)
+        return render(request, "shop/cart.html#cart-update", _with_units(context))
     if error:
         messages.error(request, error)
     elif message:
@@ -135,22 +141,27 @@ def add(request):
 
     form = AddToCartForm(request.POST)
     back = reverse("shop:cart")
+    units = {}  # the badge counts the cart itself unless the add returned it
     if form.is_valid():
         back = f"{reverse('shop:add')}?sku={form.cleaned_data['sku']}"
         try:
-            cart_add_item(owner=owner_of(request, create=True), **form.cleaned_data)
+            cart = cart_add_item(
+                owner=owner_of(request, create=True), **form.cleaned_data
+            )
         except DomainError as exc:
             error = exc.message
             if exc.status == 404:  # no such product: its page would not exist
                 back = reverse("shop:cart")
         else:
             error = ""
+            units = {"cart_units": units_in(cart)}
     else:
         error = _first_error(form)
     if request.htmx:
         context = {
             "toast": error or "Added to your cart.",
             "level": "error" if error else "success",
+            **units,
         }
         return render(request, "shop/_added.html", context)
     if error:
@@ -213,7 +224,10 @@ def checkout(request):
         email = request.user.email if request.user.is_authenticated else ""
         form = CheckoutForm(initial={"cart": view.cart_id, "email": email})
     return render(
-        request, "shop/checkout.html", {"form": form, "view": view}, status=status
+        request,
+        "shop/checkout.html",
+        _with_units({"form": form, "view": view}),
+        status=status,
     )
 
 

@@ -3,7 +3,9 @@
 Speed is not asserted here (figures belong to bench/RESULTS.md); what is: the
 run finishes cleanly, prints the seed's table, stays within its round-trip
 budgets (exit status 3 otherwise), and the contended runs really contend and
-still sell nothing twice.
+still sell nothing twice. The cart scenarios run at every level (raw,
+Marquee's services in-process, real shoppers over HTTP against `serve`);
+the theater ones at the levels that have them.
 """
 
 import json
@@ -28,54 +30,85 @@ TABLE_ROWS = (
     "Failures",
     "DB ops per flow",
 )
+# Commands per flow of the uncontended scenarios, by level: deterministic,
+# so a single figure (bench/README.md, "Round-trip budgets").
+SEED_OPS = {"cart": "20", "theater": "7"}
 
 
-@pytest.mark.parametrize(
-    "scenario", ["cart", "theater", "cart-contended", "theater-contended"]
-)
-def test_quick_raw_run_prints_the_table_and_never_oversells(scenario, tmp_path):
+def run_bench(tmp_path, *args: str) -> tuple[subprocess.CompletedProcess, list]:
     figures = tmp_path / "figures.json"
-
     done = subprocess.run(
-        [
-            sys.executable,
-            str(RUN),
-            "--quick",
-            "--search",
-            "--scenario",
-            scenario,
-            "--level",
-            "raw",
-            "--json",
-            str(figures),
-        ],
+        [sys.executable, str(RUN), "--quick", *args, "--json", str(figures)],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
         cwd=settings.BASE_DIR,
     )
-
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     for row in TABLE_ROWS:
         assert any(line.startswith(row) for line in lines), row
-    assert "Invariants (raw): ok, oversell 0" in done.stdout
-    assert "Highest rate with p99 <= 100 ms (raw" in done.stdout
-    (result,) = json.loads(figures.read_text())["runs"][0]["results"]
+    (scenario,) = json.loads(figures.read_text())["runs"]
+    return done, scenario["results"]
+
+
+def assert_sound(result: dict, scenario: str, output: str) -> None:
+    """No oversell, no flow raised, and the contended runs really contended."""
+    level = result["level"]
+    assert f"Invariants ({level}): ok, oversell 0" in output
     assert result["check"]["ok"] and result["check"]["oversell"] == 0
     assert not [kind for kind in result["kinds"] if kind.startswith("error")]
     sold = result["check"]["figures"]["sold"]
     if scenario == "cart-contended":
         # Three times more demand than stock: all of it sold, none twice, and
         # not everyone got what they asked for.
-        assert sold == result["check"]["figures"]["offered"]
-        assert result["got"].get("5 of 5 items", 0) < result["users"]
+        assert sold == result["check"]["figures"]["offered"], level
+        assert result["got"].get("5 of 5 items", 0) < result["users"], level
     elif scenario == "theater-contended":
         # 40 users, 20 seats, 2 each: at most 10 orders, each of 2 seats.
         assert sold == 2 * result["completed"] <= 20
         assert result["completed"] < result["users"]
     else:
-        assert result["completed"] == result["users"]
-        assert result["ops_per_flow"] == {
-            "20" if scenario == "cart" else "7": result["users"]
-        }
+        assert result["completed"] == result["users"], level
+        # The same flow on the same data: the same commands every time.
+        assert len(result["ops_per_flow"]) == 1, (level, result["ops_per_flow"])
+
+
+def test_quick_cart_runs_at_every_level_with_their_ratios_and_searches(tmp_path):
+    done, results = run_bench(
+        tmp_path, "--search", "--scenario", "cart", "--level", "raw,services,http"
+    )
+
+    assert [r["level"] for r in results] == ["raw", "services", "http"]
+    for result in results:
+        assert_sound(result, "cart", done.stdout)
+        assert f"Highest rate with p99 <= 100 ms ({result['level']}" in done.stdout
+    assert results[0]["ops_per_flow"] == {SEED_OPS["cart"]: results[0]["users"]}
+    assert "flows/s ratio services/raw:" in done.stdout
+    assert "flows/s ratio http/raw:" in done.stdout
+    # The web workers were measured, and their commands counted per request.
+    http = results[2]
+    assert http["web_peak_kib"] and http["web_cpu_share"] is not None
+    assert set(http["actions"]) >= {"view_product", "first_add", "checkout"}
+
+
+def test_quick_contended_cart_sells_every_unit_once_at_every_level(tmp_path):
+    done, results = run_bench(
+        tmp_path, "--scenario", "cart-contended", "--level", "raw,services,http"
+    )
+
+    assert [r["level"] for r in results] == ["raw", "services", "http"]
+    for result in results:
+        assert_sound(result, "cart-contended", done.stdout)
+
+
+@pytest.mark.parametrize("scenario", ["theater", "theater-contended"])
+def test_quick_raw_theater_run_prints_the_table_and_never_oversells(scenario, tmp_path):
+    done, (result,) = run_bench(
+        tmp_path, "--search", "--scenario", scenario, "--level", "raw"
+    )
+
+    assert_sound(result, scenario, done.stdout)
+    assert "Highest rate with p99 <= 100 ms (raw" in done.stdout
+    if scenario == "theater":
+        assert result["ops_per_flow"] == {SEED_OPS["theater"]: result["users"]}

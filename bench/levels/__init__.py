@@ -16,7 +16,8 @@ harness calls (bench/README.md, "Adding a level", says when and where):
 
 plus ``connect(uri, db_name, pool)``, called once in every process (parent and
 workers) before anything else; what it returns is ``ctx.db`` and the ``db``
-given to ``setup`` and ``check``.
+given to ``setup`` and ``check``; and optionally ``server_pids(db)`` and
+``close(db)`` for a level that runs a server of its own.
 """
 
 from __future__ import annotations
@@ -67,6 +68,13 @@ class Level:
     # Most DB commands one action may issue (bench/README.md, "Budgets").
     budgets: Mapping[str, int]
     workloads: Mapping[str, Workload] = field(default_factory=dict)
+    # Processes serving the load on the level's behalf (the http level's web
+    # workers), given the parent's db handle: their memory and CPU are
+    # measured like the daemon's.
+    server_pids: Callable[[Any], list[int]] | None = None
+    # Called with the parent's db handle when a run is over, before its
+    # database is dropped (the http level stops its server).
+    close: Callable[[Any], None] | None = None
 
 
 class LevelUnavailable(Exception):
@@ -74,19 +82,13 @@ class LevelUnavailable(Exception):
 
 
 # Level name -> module defining ``LEVEL``, or the reason it is not available.
-_MODULES: dict[str, str] = {"raw": "bench.levels.raw"}
-_NOT_YET: dict[str, str] = {
-    "services": (
-        "level 'services' is not available yet: Marquee's shop and booking "
-        "services are not on this branch yet. "
-        "bench/README.md, 'Adding a level', says what it must implement."
-    ),
-    "http": (
-        "level 'http' is not available yet: the shop and booking pages and "
-        "their URLs are not on this branch. bench/README.md, 'Adding a level', "
-        "says what it must implement."
-    ),
+_MODULES: dict[str, str] = {
+    "raw": "bench.levels.raw",
+    "services": "bench.levels.services",
+    "http": "bench.levels.http",
 }
+# (none at the moment: every level is on this branch)
+_NOT_YET: dict[str, str] = {}
 NAMES = (*_MODULES, *_NOT_YET)
 
 

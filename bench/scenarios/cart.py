@@ -20,8 +20,9 @@ CART = Scenario(
     # can sustain. bench/RESULTS.md runs both.
     rate=50,
     duration=25,
-    quick_params=CartParams(),
-    quick_rate=20,
+    # Small enough for the smoke test to run every level within minutes.
+    quick_params=CartParams(products=200),
+    quick_rate=10,
     quick_duration=2,
     seed_ops_per_flow=20,
     seed=(
@@ -60,8 +61,9 @@ CART_CONTENDED = Scenario(
     params=CartParams(stock=100, hot=10),
     rate=200,
     duration=5,
-    quick_params=CartParams(products=100, stock=10, hot=10),
-    quick_rate=30,
+    # 30 users wanting 150 units of 50: three times more demand than stock.
+    quick_params=CartParams(products=100, stock=5, hot=10),
+    quick_rate=15,
     quick_duration=2,
     contended=True,
 )

@@ -207,13 +207,29 @@ def stock_release(
 def stock_commit(*, sku: str, cart_id: str, quantity: int) -> None:
     """Sell ``quantity`` units this cart holds: they leave stock for good.
 
-    Guard: the entry as just read, holding at least ``quantity``; effect:
-    ``$pull`` it, count ``quantity`` as sold and give any surplus back to
-    ``quantity`` (a concurrent decrease may not have released it yet).
+    Guard: this cart's entry holds exactly ``quantity`` (one update), else
+    the entry as just read, holding more; effect: ``$pull`` it, count
+    ``quantity`` as sold and give any surplus back to ``quantity`` (a
+    concurrent decrease may not have released it yet).
 
     Raises InvalidQuantity, ReservationMissing (no entry, or a smaller one).
     """
     quantity = _units(quantity)
+    # The usual case, in one round trip: the entry holds exactly what is
+    # sold, so nothing read is needed to write the effect.
+    result = _inventories().update_one(
+        {
+            "_id": sku,
+            "reservations": {"$elemMatch": {"cart_id": cart_id, "quantity": quantity}},
+        },
+        {
+            "$inc": {"sold": quantity},
+            "$pull": {"reservations": {"cart_id": cart_id}},
+        },
+    )
+    if result.modified_count:
+        return
+    # A larger entry (its surplus goes back to free stock), or none.
     for _ in range(_ATTEMPTS):
         doc, entry = _entry(sku, cart_id)
         if entry is None or entry["quantity"] < quantity:

@@ -94,6 +94,12 @@ class LineKind(ABC):
         """Before payment: the resource holds at least the line; DomainError if
         it does not and cannot."""
 
+    def ensure_held_lines(self, *, cart_id: str, lines: list, now: datetime) -> None:
+        """``ensure_held`` for every line of this kind in a cart; a kind that
+        can read all of a cart's holds at once overrides it."""
+        for line in lines:
+            self.ensure_held(cart_id=cart_id, line=line, now=now)
+
     @abstractmethod
     def commit(self, *, cart_id: str, line) -> bool:
         """Paid: what the line holds is sold. False when nothing was held

@@ -4,8 +4,13 @@ from collections.abc import Iterator
 from datetime import datetime
 from decimal import Decimal
 
-from catalog.errors import InvalidQuantity, OutOfStock, ReservationMissing
-from catalog.selectors.pricing import sellable
+from catalog.errors import (
+    InvalidQuantity,
+    NotForSale,
+    OutOfStock,
+    ReservationMissing,
+)
+from catalog.selectors.pricing import price_for
 from catalog.selectors.stock import (
     stock_hold,
     stock_holds,
@@ -64,7 +69,12 @@ class ProductKind(LineKind):
         return line.quantity
 
     def current_price(self, *, line) -> Decimal:
-        return sellable(sku=line.sku).unit_price
+        # The line knows its item: the catalog's pricing rule alone answers,
+        # in one read (``sellable`` would also re-read the variant and item).
+        price = price_for(item_id=line.item_id, sku=line.sku)
+        if price is None:
+            raise NotForSale()
+        return price
 
     def give_back(self, *, cart_id: str, line) -> None:
         give_back_units(sku=line.sku, cart_id=cart_id, quantity=line.quantity)
@@ -77,7 +87,21 @@ class ProductKind(LineKind):
         return [hold.sku for hold in stock_holds_of_cart(cart_id=cart_id)]
 
     def ensure_held(self, *, cart_id: str, line, now: datetime) -> None:
-        hold = stock_hold(sku=line.sku, cart_id=cart_id)
+        self._top_up(
+            cart_id=cart_id,
+            line=line,
+            hold=stock_hold(sku=line.sku, cart_id=cart_id),
+            now=now,
+        )
+
+    def ensure_held_lines(self, *, cart_id: str, lines: list, now: datetime) -> None:
+        # One indexed query for all of the cart's holds, not one per line.
+        holds = {h.sku: h for h in stock_holds_of_cart(cart_id=cart_id)}
+        for line in lines:
+            self._top_up(cart_id=cart_id, line=line, hold=holds.get(line.sku), now=now)
+
+    def _top_up(self, *, cart_id: str, line, hold, now: datetime) -> None:
+        """Reserve whatever the line lists beyond ``hold`` (None: no entry)."""
         try:
             if hold is None:
                 stock_reserve(

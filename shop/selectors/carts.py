@@ -49,7 +49,11 @@ def current_cart_id(request, *, now: datetime | None = None) -> str | None:
 
 def cart_units(*, owner: str | None, now: datetime | None = None) -> int:
     """Units in the owner's live cart (the header badge)."""
-    cart = live_cart(owner=owner, now=now)
+    return units_in(live_cart(owner=owner, now=now))
+
+
+def units_in(cart: Cart | None) -> int:
+    """Units in a cart already at hand (a service returned it): no query."""
     if cart is None:
         return 0
     return sum(kind.units(line) for kind, line in lines_of(cart))

@@ -90,22 +90,31 @@ def _live_cart(owner: str, now: datetime, *, create: bool) -> Cart | None:
             continue
         if not create:
             return None
-        cart = Cart(
-            cart_id=uuid.uuid4().hex,
-            owner=owner,
-            live_owner=owner,
-            state=ACTIVE,
-            items=[],
-            created_at=now,
-            **_touch(now),
-        )
-        try:
-            # The unique live_owner index allows one live cart per owner.
-            carts().insert_one(cart.to_mongo().to_dict())
-        except DuplicateKeyError:
-            continue
-        return cart
+        cart = _new_cart(owner, now)
+        if cart is not None:
+            return cart
     raise CartChanged()
+
+
+def _new_cart(owner: str, now: datetime) -> Cart | None:
+    """A new live cart for the owner; None when the owner has one already."""
+    if not isinstance(owner, str) or not owner:
+        raise CartNotFound()
+    cart = Cart(
+        cart_id=uuid.uuid4().hex,
+        owner=owner,
+        live_owner=owner,
+        state=ACTIVE,
+        items=[],
+        created_at=now,
+        **_touch(now),
+    )
+    try:
+        # The unique live_owner index allows one live cart per owner.
+        carts().insert_one(cart.to_mongo().to_dict())
+    except DuplicateKeyError:
+        return None
+    return cart
 
 
 def _refusal(cart_id: str, now: datetime) -> DomainError:
@@ -181,7 +190,10 @@ def cart_add_item(
         return _change(cart, line, line.quantity + quantity, now)
     product = sellable(sku=sku)
     if cart is None:
-        cart = _live_cart(owner, now, create=True)
+        # There was none a moment ago: insert one straight away. If another
+        # request of this shopper made one meanwhile, the unique index
+        # refuses and the loop finds (or expires and replaces) that one.
+        cart = _new_cart(owner, now) or _live_cart(owner, now, create=True)
 
     cart_id = cart.cart_id
     _take(

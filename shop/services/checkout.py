@@ -7,12 +7,14 @@ The steps and what each leaves behind if the process dies right after it
    someone else's cart). Left pending: reopened.
 2. every line re-priced from the catalog; a change is written to the cart,
    which goes back to active, and the shopper is shown it before paying.
-3. the order (unique on cart id: a repeat finds it), ``pending_payment``.
-   Left so: the provider is asked whether the charge went through.
+3. the order (unique on cart id: a repeat finds it), ``pending_payment``,
+   with a new attempt number. Left so: the provider is asked whether the
+   charge went through.
 4. the charge through the payment provider, once per attempt reference.
    Declined: the cart goes back to active with its holds intact.
-5. the order ``paid``; 6. every line's hold committed (units sold);
-7. the cart ``complete``. Left after 5 or 6: the commits are finished.
+5. the order ``paid``, with the attempt that paid; 6. every line's hold
+   committed (units sold); 7. the cart ``complete``. Left after 5 or 6: the
+   commits are finished.
 """
 
 import logging
@@ -47,7 +49,7 @@ from shop.errors import (
     PaymentFailed,
     PricesChanged,
 )
-from shop.kinds import lines_of
+from shop.kinds import KINDS, lines_of
 from shop.payments import Card, Charge, PaymentDeclined, PaymentError, provider
 from shop.services.common import carts, has_lines, hold_time, load_cart, orders, utcnow
 from shop.services.expiry import cart_expire
@@ -188,7 +190,9 @@ def _order_lines(cart) -> tuple[list[dict], Decimal]:
 
 def _order_for(cart, *, email: str, shipping: dict, now: datetime) -> Order:
     """Step 3: this cart's order, created or (after a decline) brought up to
-    date with the cart as it is now. Unique on cart id."""
+    date with the cart as it is now, with a new payment attempt counted in
+    the same write (``payment_attempts``: a fresh charge reference per
+    attempt, so a decline is not replayed). Unique on cart id."""
     lines, subtotal = _order_lines(cart)
     details = {
         "email": email,
@@ -201,13 +205,11 @@ def _order_for(cart, *, email: str, shipping: dict, now: datetime) -> Order:
     for _ in range(3):
         raw = orders().find_one_and_update(
             {"cart_id": cart.cart_id, "state": PENDING_PAYMENT},
-            {"$set": details},
+            {"$set": details, "$inc": {"payment_attempts": 1}},
             return_document=ReturnDocument.AFTER,
         )
         if raw is not None:
             return Order._from_son(raw)
-        if orders().count_documents({"cart_id": cart.cart_id}, limit=1):
-            raise CartInactive("This cart's order is already closed.")
         try:
             son = {
                 "number": _next_order_number(),
@@ -215,7 +217,7 @@ def _order_for(cart, *, email: str, shipping: dict, now: datetime) -> Order:
                 "owner": cart.owner,
                 "token": secrets.token_urlsafe(24),
                 "state": PENDING_PAYMENT,
-                "payment_attempts": 0,
+                "payment_attempts": 1,
                 "attempts": [],
                 "created_at": now,
                 **details,
@@ -223,20 +225,23 @@ def _order_for(cart, *, email: str, shipping: dict, now: datetime) -> Order:
             orders().insert_one(son)
             return Order._from_son(son)
         except DuplicateKeyError:
-            continue  # a concurrent submit created it: update that one
+            # The cart has an order after all: a concurrent submit created it
+            # (update that one), or it is closed.
+            if orders().count_documents(
+                {"cart_id": cart.cart_id, "state": {"$ne": PENDING_PAYMENT}}, limit=1
+            ):
+                raise CartInactive("This cart's order is already closed.") from None
     raise CartInactive("This cart's order could not be created.")
 
 
-def _start_attempt(order: Order) -> str:
-    """A fresh charge reference per attempt (a decline is not replayed)."""
-    raw = orders().find_one_and_update(
-        {"_id": order.pk, "state": PENDING_PAYMENT},
-        {"$inc": {"payment_attempts": 1}},
-        return_document=ReturnDocument.AFTER,
-    )
-    if raw is None:
-        raise CartInactive("This order is no longer awaiting payment.")
-    return f"{order.number}-{raw['payment_attempts']}"
+def _attempt(reference, *, outcome, message, card, now) -> dict:
+    return {
+        "reference": reference,
+        "at": now,
+        "outcome": outcome,
+        "message": message,
+        "card": card,
+    }
 
 
 def _record_attempt(order_pk, *, reference, outcome, message, card, now) -> None:
@@ -244,34 +249,52 @@ def _record_attempt(order_pk, *, reference, outcome, message, card, now) -> None
         {"_id": order_pk},
         {
             "$push": {
-                "attempts": {
-                    "reference": reference,
-                    "at": now,
-                    "outcome": outcome,
-                    "message": message,
-                    "card": card,
-                }
+                "attempts": _attempt(
+                    reference, outcome=outcome, message=message, card=card, now=now
+                )
             }
         },
     )
 
 
-def _fulfil(*, cart_id: str, order: Order, charge: Charge | None, now) -> Order:
-    """Steps 5-7, each idempotent: order paid, holds committed, cart complete."""
+def _fulfil(
+    *,
+    cart_id: str,
+    order: Order,
+    charge: Charge | None,
+    now,
+    cart=None,
+    attempt: dict | None = None,
+) -> Order:
+    """Steps 5-7, each idempotent: order paid, holds committed, cart complete.
+
+    ``attempt`` (the charge just taken) is recorded in the same write that
+    marks the order paid. ``cart``, when the caller holds it since it went
+    pending, spares a read: a pending cart's lines cannot change.
+    """
+    paid = None
     if charge is not None:
-        orders().update_one(
+        update: dict = {
+            "$set": {
+                "state": PAID,
+                "paid_at": now,
+                "payment_provider": charge.provider,
+                "payment_reference": charge.reference,
+            }
+        }
+        if attempt is not None:
+            update["$push"] = {"attempts": attempt}
+        paid = orders().find_one_and_update(
             {"_id": order.pk, "state": PENDING_PAYMENT},
-            {
-                "$set": {
-                    "state": PAID,
-                    "paid_at": now,
-                    "payment_provider": charge.provider,
-                    "payment_reference": charge.reference,
-                }
-            },
+            update,
+            return_document=ReturnDocument.AFTER,
         )
+        if paid is None and attempt is not None:
+            # Paid meanwhile (a recovery found the charge): keep the record.
+            orders().update_one({"_id": order.pk}, {"$push": {"attempts": attempt}})
     faults.point("checkout.after_paid")
-    cart = load_cart(carts().find_one({"_id": cart_id}))
+    if cart is None:
+        cart = load_cart(carts().find_one({"_id": cart_id}))
     for kind, line in lines_of(cart):
         if not kind.commit(cart_id=cart_id, line=line):
             # Only a commit removes a pending cart's hold: this line was
@@ -286,6 +309,8 @@ def _fulfil(*, cart_id: str, order: Order, charge: Charge | None, now) -> Order:
             "$unset": {"live_owner": ""},
         },
     )
+    if paid is not None:
+        return Order._from_son(paid)
     return Order.objects(pk=order.pk).first()
 
 
@@ -319,14 +344,14 @@ def cart_checkout(
     faults.point("checkout.after_pending")
     try:
         _reprice(cart, now)
-        for kind, line in lines_of(cart):
-            kind.ensure_held(cart_id=cart_id, line=line, now=now)
+        for kind in KINDS:
+            kind.ensure_held_lines(cart_id=cart_id, lines=kind.lines(cart), now=now)
         order = _order_for(cart, email=email, shipping=shipping, now=now)
     except DomainError:
         _reopen(cart_id, now)
         raise
     faults.point("checkout.after_order")
-    reference = _start_attempt(order)
+    reference = f"{order.number}-{order.payment_attempts}"
     try:
         charge = provider().charge(
             reference=reference,
@@ -348,15 +373,16 @@ def cart_checkout(
         _reopen(cart_id, now)
         raise PaymentFailed(f"{exc} Your items are still held.") from None
     faults.point("checkout.after_charge")
-    _record_attempt(
-        order.pk,
-        reference=reference,
-        outcome="paid",
-        message="",
-        card=card.label,
+    return _fulfil(
+        cart_id=cart_id,
+        order=order,
+        charge=charge,
         now=now,
+        cart=cart,
+        attempt=_attempt(
+            reference, outcome="paid", message="", card=card.label, now=now
+        ),
     )
-    return _fulfil(cart_id=cart_id, order=order, charge=charge, now=now)
 
 
 def checkout_recover(*, cart_id: str, now: datetime | None = None) -> str:

@@ -138,6 +138,21 @@ def test_sixteen_processes_adding_again_and_again_reserve_exactly_100(race, mong
         assert invariant_problems() == [], round_
 
 
+def test_one_shopper_adding_eight_products_at_once_gets_one_cart_of_all_eight(
+    race, mongo_db
+):
+    skus = [make_product(sku=f"EIGHT-{i}", stock=ROUNDS) for i in range(8)]
+    for round_ in range(ROUNDS):
+        owner = f"anon:eight{round_}"
+
+        won = race(add_one, [(owner, sku) for sku in skus])
+
+        assert won == [True] * 8, round_
+        (cart,) = mongo_db.carts.find({"owner": owner})
+        assert sorted(item["sku"] for item in cart["items"]) == skus, round_
+        assert invariant_problems() == [], round_
+
+
 def test_expiry_twice_against_a_checkout_of_the_same_cart_has_one_outcome(
     race, mongo_db
 ):

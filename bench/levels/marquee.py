@@ -1,0 +1,236 @@
+"""Marquee's own data for the services and HTTP levels: set-up and checks.
+
+Both levels run against the same documents, so they share this module. Data
+is written through Marquee's documents (``catalog.documents``: every item,
+variant and price is a validated MongoEngine document, inserted in bulk) and
+its stock through ``stock_restock``'s exact result: ``bulk_restock`` writes,
+for SKUs that have no inventory yet, the inventory and ledger entry that
+``catalog.services.stock.stock_restock`` would leave behind (one receipt,
+applied), 2 inserts per batch instead of 7 round trips per SKU. A test
+(tests/test_bench_data.py) holds the two to the same documents, and the
+probe's SKUs go through ``stock_restock`` itself.
+
+The check after a run is ``manage.py check_invariants``'s
+(``shop.selectors.invariants.invariant_problems``: per SKU free + held +
+sold == received, the ledger agrees, every hold belongs to a live cart that
+lists it) plus the cross-checks of the raw level: units the inventories
+count as sold == units in paid orders, paid orders == completed carts.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections import Counter
+from datetime import datetime
+
+from bench.levels import Check
+
+INSERT_BATCH = 500
+# Extra SKUs only the probe touches, outside the load's data: the probe adds
+# one to a new cart (the first add) and then another (an add to a cart).
+PROBE_SKUS = ("PROBE-A", "PROBE-B")
+PROBE_STOCK = 10
+INITIAL_NOTE = "initial"
+EMAIL = "shopper@example.com"
+SHIPPING = {
+    "name": "Joe Dow",
+    "line1": "Some street 1",
+    "line2": "",
+    "city": "London",
+    "postcode": "SW1A 1AA",
+    "country": "GB",
+}
+# The built-in test gateway's card that pays (shop/payments/test_gateway.py).
+CARD_NUMBER = "4242424242424242"
+
+
+def setup_django() -> None:
+    """Django with Marquee's settings, once per process."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+
+
+def connect(uri: str, db_name: str):
+    """Marquee's own connection (config.mongo) to the run's database."""
+    setup_django()
+    from config import mongo
+
+    mongo.connect(uri, db=db_name)
+    return mongo.db()
+
+
+def sku(product: int) -> str:
+    return f"SKU-{product:05d}"
+
+
+def card():
+    from shop.payments import Card
+
+    return Card(number=CARD_NUMBER, exp_month=12, exp_year=2099, cvc="123")
+
+
+# --- Set-up -----------------------------------------------------------------
+
+
+def bulk_restock(stock: dict[str, int], *, now: datetime, note: str = "") -> None:
+    """Receive ``stock[sku]`` units of each SKU, none of which has an inventory.
+
+    Writes what ``stock_restock(sku=, quantity=, note=, now=)`` leaves after
+    its first receipt of a SKU: the inventory with the units free and
+    received, ``ledger_seq`` 1, and the ledger's entry 1, applied (no
+    ``pending`` flag). Set-up only: nothing else may write these SKUs yet.
+    """
+    from catalog.documents import Inventory, StockMovement
+
+    inventories = Inventory._get_collection()
+    ledger = StockMovement._get_collection()
+    skus = list(stock)
+    for start in range(0, len(skus), INSERT_BATCH):
+        batch = skus[start : start + INSERT_BATCH]
+        ledger.insert_many(
+            [
+                {
+                    "sku": s,
+                    "seq": 1,
+                    "quantity": stock[s],
+                    "note": note[:200],
+                    "at": now,
+                }
+                for s in batch
+            ],
+            ordered=False,
+        )
+        inventories.insert_many(
+            [
+                {
+                    "_id": s,
+                    "quantity": stock[s],
+                    "reservations": [],
+                    "received": stock[s],
+                    "sold": 0,
+                    "ledger_seq": 1,
+                    "modified_at": now,
+                }
+                for s in batch
+            ],
+            ordered=False,
+        )
+
+
+def _insert(documents) -> None:
+    """Validated MongoEngine documents, inserted in one batch per collection."""
+    documents = list(documents)
+    for document in documents:
+        document.validate()
+    collection = type(documents[0])._get_collection()
+    collection.insert_many([d.to_mongo().to_dict() for d in documents], ordered=False)
+
+
+def add_products(products: dict[str, tuple[int, str]], filler, now) -> None:
+    """Items, variants and online prices of SKUs {sku: (number, price)}."""
+    from decimal import Decimal
+
+    from catalog.documents import ONLINE, Item, Price, Variant
+
+    skus = list(products)
+    for start in range(0, len(skus), INSERT_BATCH):
+        batch = skus[start : start + INSERT_BATCH]
+        _insert(
+            Item(
+                item_id=f"item-{s}",
+                department="Bench",
+                category="Bench/Products",
+                brand="Marquee",
+                title=f"Product {products[s][0]}",
+                description=filler(),
+                created_at=now,
+            )
+            for s in batch
+        )
+        _insert(Variant(sku=s, item_id=f"item-{s}", attributes={}) for s in batch)
+        _insert(
+            Price(price_id=f"{s}_{ONLINE}", amount=Decimal(products[s][1]))
+            for s in batch
+        )
+
+
+def cart_setup(db, run) -> str:
+    """The scenario's products, stocked, plus the probe's two SKUs."""
+    from django.utils import timezone
+
+    from catalog.services.stock import stock_restock
+    from config import mongo
+
+    p = run.params
+    mongo.ensure_indexes()
+    now = timezone.now()
+    rng = random.Random(run.seed)
+    letters = "abcdefghijklmnopqrstuvwxyz "
+
+    def filler() -> str:
+        # The seed's products carry 1 KiB of properties; Marquee's items a
+        # description of that size.
+        return "".join(rng.choices(letters, k=p.product_bytes))
+
+    products = {sku(i): (i, str(p.price(i))) for i in range(p.products)}
+    products.update({s: (p.products + k, "9.50") for k, s in enumerate(PROBE_SKUS)})
+    add_products(products, filler, now)
+    bulk_restock(
+        {sku(i): p.stock for i in range(p.products)}, now=now, note=INITIAL_NOTE
+    )
+    for s in PROBE_SKUS:
+        stock_restock(sku=s, quantity=PROBE_STOCK, note=INITIAL_NOTE, now=now)
+    hot = f", users pick among the first {p.hot}" if p.hot else ""
+    return (
+        f"{p.products} items + variants + prices (1 KiB descriptions), stock "
+        f"{p.stock:,} each{hot}"
+    )
+
+
+# --- After the run ------------------------------------------------------------
+
+
+def cart_check(db, run) -> Check:
+    """check_invariants, plus: sold per SKU == units in paid orders."""
+    from shop.selectors.invariants import invariant_problems
+
+    p = run.params
+    problems = invariant_problems()
+    in_orders: Counter = Counter()
+    for row in db.orders.aggregate(
+        [
+            {"$match": {"state": "paid"}},
+            {"$unwind": "$lines"},
+            {"$match": {"lines.kind": "product"}},
+            {"$group": {"_id": "$lines.key", "n": {"$sum": "$lines.quantity"}}},
+        ]
+    ):
+        in_orders[row["_id"]] = row["n"]
+    oversell = mismatched = 0
+    sold_by_load = reserved = 0
+    for inv in db.inventories.find({}, {"sold": 1, "received": 1, "reservations": 1}):
+        held = sum(r["quantity"] for r in inv["reservations"])
+        oversell += max(0, inv["sold"] + held - inv["received"])
+        mismatched += inv["sold"] != in_orders[inv["_id"]]
+        if inv["_id"] not in PROBE_SKUS:
+            sold_by_load += inv["sold"]
+            reserved += held
+    paid = db.orders.count_documents({"state": "paid"})
+    complete = db.carts.count_documents({"state": "complete"})
+    ok = not problems and oversell == 0 and mismatched == 0 and paid == complete
+    offered = p.stock * (p.hot or p.products)
+    lines = [
+        "check_invariants (free + held + sold == received, ledger, every hold "
+        f"listed by a live cart): {'ok' if not problems else 'BROKEN'}",
+        f"sold per SKU == units in paid orders: "
+        f"{'yes' if mismatched == 0 else f'NO ({mismatched} differ)'}",
+        f"units sold to users {sold_by_load:,} of {offered:,} on offer, still "
+        f"reserved {reserved:,}; paid orders {paid:,} = completed carts "
+        f"{complete:,} (the probe's one included)",
+    ]
+    lines += [f"problem: {problem}" for problem in problems[:5]]
+    figures = {"sold": sold_by_load, "offered": offered, "reserved": reserved}
+    return Check(ok=ok, oversell=oversell, lines=tuple(lines), figures=figures)

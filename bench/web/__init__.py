@@ -1,0 +1,1 @@
+"""What the HTTP level adds to Marquee's web workers: a per-request counter."""
