@@ -357,6 +357,7 @@ def _order_page(request, order, *, cancel_url: str, status: int = 200):
         "order": order,
         "link": order_url(order),
         "tickets": order_tickets(order),
+        "has_goods": any(line.ticket is None for line in order.lines),
         "can_cancel": owner_may_cancel(order),
         "cancel_url": cancel_url,
     }
