@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
+from bson import ObjectId
 from bson.decimal128 import Decimal128
 from django.utils import timezone
 
@@ -278,10 +279,12 @@ class TicketKind(LineKind):
             # Each line starts "session <id> ...": the id is the resource.
             key = message.split()[1].rstrip(":")
             problems.append(Problem(self.name, key, message))
-        problems.extend(self._carts_sharing_seats())
+        problems.extend(self._cart_side_problems())
         return problems
 
-    def _carts_sharing_seats(self) -> list[Problem]:
+    def _cart_side_problems(self) -> list[Problem]:
+        """No seat listed by two live carts, and every seat a live cart lists
+        held for it by the session (a line never outlives its seats)."""
         listed: dict[tuple[str, Seat], list[str]] = defaultdict(list)
         cursor = Cart._get_collection().find(
             {"state": {"$in": list(HOLDING_STATES)}, "tickets.0": {"$exists": True}},
@@ -292,7 +295,7 @@ class TicketKind(LineKind):
                 for seat in line.get("seats", []):
                     where = (line["session_id"], (seat["row"], seat["col"]))
                     listed[where].append(raw["_id"])
-        return [
+        problems = [
             Problem(
                 self.name,
                 session_id,
@@ -301,6 +304,29 @@ class TicketKind(LineKind):
             for (session_id, seat), cart_ids in listed.items()
             if len(cart_ids) > 1
         ]
+        sessions = sorted(
+            {
+                sid
+                for sid, _ in listed
+                if isinstance(sid, str) and ObjectId.is_valid(sid)
+            }
+        )
+        held = {
+            (ref.session_id, seat): ref.cart_id
+            for ref in reservations_index(session_ids=sessions)
+            for seat in ref.seats
+        }
+        for (session_id, seat), cart_ids in sorted(listed.items()):
+            for cart_id in cart_ids:
+                if held.get((session_id, seat)) != cart_id:
+                    problems.append(
+                        Problem(
+                            self.name,
+                            session_id,
+                            f"cart {cart_id} lists seat {seat} but does not hold it",
+                        )
+                    )
+        return problems
 
 
 def _paid_seats() -> tuple[dict[str, list[Seat]], dict[tuple[str, Seat], list[str]]]:

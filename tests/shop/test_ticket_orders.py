@@ -453,6 +453,19 @@ def test_check_invariants_names_a_seat_listed_by_two_carts(mongo_db, show, now):
     assert any("seat (0, 0) is in carts" in m for m in messages)
 
 
+def test_check_invariants_names_a_seat_a_cart_lists_without_holding_it(
+    mongo_db, show, now
+):
+    hold(ALICE, show, ((0, 0), (0, 1)), now)
+    cart_id = mongo_db.carts.find_one({"owner": ALICE})["_id"]
+    booking.seats_release(session_id=show, cart_id=cart_id, seats=[(0, 1)])
+    hold(BOB, show, ((0, 1),), now)
+
+    messages = [p.message for p in invariant_problems()]
+
+    assert f"cart {cart_id} lists seat (0, 1) but does not hold it" in messages
+
+
 def test_check_invariants_names_a_session_whose_counter_is_off(mongo_db, show, now):
     hold(ALICE, show, ((0, 0),), now)
     mongo_db.sessions.update_one(
