@@ -4,7 +4,9 @@ Seats follow the cart's write order (DESIGN §3.2). Holding: the seats are
 taken on the session first (booking's one conditional update), then listed
 on the active cart (a conditional update guarded on ``state == "active"``
 and, for an existing line, on its ``rev``); if the cart refuses, the seats
-are released at once. Releasing: the cart first, then the session. A crash
+are released at once. A shopper's first hold creates the cart only after
+the seats are held (the cart is born with its line), so a refused hold
+leaves nothing behind. Releasing: the cart first, then the session. A crash
 between the two writes only ever leaves seats held that the cart does not
 list, which the reconciler (or the cart's expiry) returns.
 
@@ -157,7 +159,7 @@ def _take_seats(
         try:
             return seats_hold(session_id=session_id, cart_id=cart_id, seats=wanted)
         except SeatsAlreadyHeld:
-            raise
+            raise  # this cart's own seats: nobody to expire
         except SeatsTaken as exc:
             if attempt == 2 or not _free_stale_holders(
                 session_id, exc.seats or wanted, cart_id, now

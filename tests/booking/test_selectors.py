@@ -99,9 +99,13 @@ def test_seat_map_of_an_unknown_session_raises_not_found(mongo_db, bad):
 
 def test_whats_on_groups_upcoming_sessions_by_show_and_date_with_seats_left(mongo_db):
     hall = make_theater()
-    soon = make_session(hall, show="Hamlet", starts_in=timedelta(days=1))
+    # Tomorrow at noon local time, so that "three hours later" is the same
+    # date whatever the time of day the test runs.
+    now = timezone.localtime()
+    noon = (now + timedelta(days=1)).replace(hour=12, minute=0, second=0)
+    soon = make_session(hall, show="Hamlet", starts_in=noon - now)
     later_same_day = make_session(
-        hall, show="Hamlet", starts_in=timedelta(days=1, hours=3)
+        hall, show="Hamlet", starts_in=noon - now + timedelta(hours=3)
     )
     other = make_session(hall, show="Uncle Vanya", starts_in=timedelta(days=2))
     next_week = make_session(hall, show="Hamlet", starts_in=timedelta(days=8))
