@@ -31,7 +31,12 @@ class Item(Document):
     rating = me.FloatField(min_value=0, max_value=5)
     # Lower-cased tokens for keyword search (no text index on every server).
     keywords = me.ListField(me.StringField())
+    # Secondary attributes (material, ...): shown and searchable, not facets.
+    attributes = me.DictField()
     created_at = me.DateTimeField()
+    # Bumped by every change to the item, its variants or its prices; the
+    # summary records the version it was built from (see summary_rebuild).
+    version = me.IntField(default=0)
 
     meta = {
         "collection": "items",
@@ -165,3 +170,93 @@ class StockMovement(Document):
             {"fields": ["pending"], "sparse": True},
         ],
     }
+
+
+class SummaryVariant(me.EmbeddedDocument):
+    sku = me.StringField(required=True)
+    # Facet tokens of this variant ("size=6", "colour=red"), indexed.
+    attrs = me.ListField(me.StringField())
+    # Other attributes, searchable through keywords, not indexed.
+    sattrs = me.DictField()
+
+
+class Summary(Document):
+    """One per sellable item: everything browsing needs, in one document.
+
+    A read model: ``catalog.services.summaries`` rebuilds it from the item,
+    its variants and its online prices whenever one of them changes; nothing
+    else writes it. Facet values are ``"<facet>=<value>"`` tokens (see
+    ``catalog.facets``) so one multikey index serves every facet.
+    """
+
+    item_id = me.StringField(primary_key=True)
+    title = me.StringField(required=True)
+    department = me.StringField(required=True)
+    category = me.StringField(required=True)
+    brand = me.StringField()
+    rating = me.FloatField()
+    created_at = me.DateTimeField()
+    # The online price (lowest across variants), shown on the card.
+    price = me.Decimal128Field(precision=2)
+    # The same amount in integer cents: exact, and the sort and range key
+    # (a Decimal128 sort is far slower than an integer one on some servers).
+    price_cents = me.IntField()
+    # Item-level facet tokens (brand, price band), indexed.
+    attrs = me.ListField(me.StringField())
+    sattrs = me.DictField()
+    vars = me.ListField(me.EmbeddedDocumentField(SummaryVariant))
+    # Union of the variants' tokens: counts variant facets without
+    # unwinding every variant (not indexed; filters use ``vars.attrs``).
+    vattrs = me.ListField(me.StringField())
+    keywords = me.ListField(me.StringField())
+    version = me.IntField(default=0)
+
+    meta = {
+        "collection": "summaries",
+        # Every browse starts from a department when it has one; the sort
+        # indexes end with _id, the tie-break that makes paging deterministic.
+        "indexes": [
+            {"fields": ["department", "attrs", "category", "item_id"]},
+            {"fields": ["department", "vars.attrs", "category", "item_id"]},
+            {"fields": ["department", "category", "item_id"]},
+            {"fields": ["department", "price_cents", "item_id"]},
+            {"fields": ["department", "rating", "item_id"]},
+            {"fields": ["department", "created_at", "item_id"]},
+            {"fields": ["department", "keywords", "item_id"]},
+            {"fields": ["keywords", "item_id"]},
+        ],
+    }
+
+
+class StockLine(me.EmbeddedDocument):
+    sku = me.StringField(required=True)
+    quantity = me.IntField(required=True, min_value=0)
+
+
+class StoreStock(Document):
+    """What one store holds of one item, per variant.
+
+    The store's location is copied in so that "nearest stores with this SKU
+    in stock" is one ``$geoNear`` over this collection, without a join.
+    """
+
+    stock_id = me.StringField(primary_key=True)  # "<store_id>|<item_id>"
+    store_id = me.StringField(required=True)
+    item_id = me.StringField(required=True)
+    # No automatic single-field 2dsphere index: the compound one below serves
+    # $geoNear, and every geo index multiplies the cost of a stock write.
+    location = me.PointField(required=True, auto_index=False)
+    vars = me.ListField(me.EmbeddedDocumentField(StockLine))
+
+    meta = {
+        "collection": "store_stock",
+        "indexes": [
+            {"fields": ["store_id"]},
+            {"fields": ["item_id", "store_id"], "unique": True},
+            {"fields": ["item_id", "(location"]},
+        ],
+    }
+
+
+def store_stock_id(store_id: str, item_id: str) -> str:
+    return f"{store_id}|{item_id}"

@@ -58,4 +58,23 @@ class ReservationMissing(DomainError):
 
 class InvalidQuantity(DomainError):
     message = "Please choose a quantity of at least 1."
+
+
+class InvalidProduct(DomainError):
+    message = "That product is not valid."
+    status = 400
+
+
+class SkuTaken(DomainError):
+    message = "That SKU belongs to another product."
+    status = 409
+
+
+class StockShort(DomainError):
+    message = "Not enough of that variant in that store."
+    status = 409
+
+
+class InvalidStore(DomainError):
+    message = "That store is not valid."
     status = 400

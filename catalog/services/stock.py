@@ -11,11 +11,13 @@ Invariant kept by every function, per SKU:
 ``quantity >= 0``; each cart has at most one entry, of at least 1 unit.
 """
 
+from collections.abc import Mapping
 from datetime import datetime
 
 from django.utils import timezone
+from pymongo import UpdateOne
 from pymongo.collection import Collection
-from pymongo.errors import DuplicateKeyError
+from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 from catalog.documents import Inventory, StockMovement
 from catalog.errors import (
@@ -405,6 +407,79 @@ def stock_restock(
         _apply_next(sku, seq)
         return seq
     raise RuntimeError(f"could not restock {sku}: too many concurrent receipts")
+
+
+def stock_open(
+    *, quantities: Mapping[str, int], note: str = "opening stock", now=None
+) -> int:
+    """Open the online stock of many SKUs at once (demo loads, imports).
+
+    The bulk form of a first ``stock_restock``, with the same documents and
+    the same order of writes: empty inventories, then ledger entry 1 of each
+    SKU (pending), then each entry applied under the guard
+    ``ledger_seq == 0``, then the pending flags cleared. A crash anywhere
+    leaves state that ``stock_ledger_settle`` finishes. A SKU that already
+    has a ledger is left alone (its entry 1 exists), so running it twice
+    opens nothing twice. Returns how many SKUs were opened.
+
+    Raises InvalidQuantity when a quantity is not a positive whole number.
+    """
+    wanted = {sku: _units(quantity) for sku, quantity in quantities.items()}
+    if not wanted:
+        return 0
+    now = now or timezone.now()
+    _insert_new(
+        _inventories(),
+        [
+            {
+                "_id": sku,
+                "quantity": 0,
+                "reservations": [],
+                "received": 0,
+                "sold": 0,
+                "ledger_seq": 0,
+                "modified_at": now,
+            }
+            for sku in wanted
+        ],
+    )
+    entries = [
+        {"sku": sku, "seq": 1, "quantity": q, "note": note[:200], "at": now}
+        for sku, q in wanted.items()
+    ]
+    opened = _insert_new(_ledger(), [{**e, "pending": True} for e in entries])
+    skus = [entries[i]["sku"] for i in opened]
+    if not skus:
+        return 0
+    _inventories().bulk_write(
+        [
+            UpdateOne(
+                {"_id": sku, "ledger_seq": 0},
+                {
+                    "$inc": {"quantity": wanted[sku], "received": wanted[sku]},
+                    "$set": {"ledger_seq": 1, "modified_at": now},
+                },
+            )
+            for sku in skus
+        ],
+        ordered=False,
+    )
+    _ledger().update_many(
+        {"sku": {"$in": skus}, "seq": 1, "pending": True}, {"$unset": {"pending": ""}}
+    )
+    return len(skus)
+
+
+def _insert_new(collection: Collection, documents: list[dict]) -> list[int]:
+    """Insert what is not there yet; the positions of the documents inserted."""
+    try:
+        collection.insert_many(documents, ordered=False)
+    except BulkWriteError as exc:
+        if any(e["code"] != 11000 for e in exc.details["writeErrors"]):
+            raise
+        duplicates = {e["index"] for e in exc.details["writeErrors"]}
+        return [i for i in range(len(documents)) if i not in duplicates]
+    return list(range(len(documents)))
 
 
 def stock_ledger_settle() -> int:

@@ -99,17 +99,22 @@ def test_seat_map_of_an_unknown_session_raises_not_found(mongo_db, bad):
 
 def test_whats_on_groups_upcoming_sessions_by_show_and_date_with_seats_left(mongo_db):
     hall = make_theater()
-    # Tomorrow at noon local time, so that "three hours later" is the same
-    # date whatever the time of day the test runs.
+    # Anchored at tomorrow's local noon: "the same day" must not depend on
+    # the hour the suite runs at.
     now = timezone.localtime()
-    noon = (now + timedelta(days=1)).replace(hour=12, minute=0, second=0)
-    soon = make_session(hall, show="Hamlet", starts_in=noon - now)
+    noon = now.replace(hour=12, minute=0, second=0, microsecond=0)
+    tomorrow = noon + timedelta(days=1) - now
+    soon = make_session(hall, show="Hamlet", starts_in=tomorrow)
     later_same_day = make_session(
-        hall, show="Hamlet", starts_in=noon - now + timedelta(hours=3)
+        hall, show="Hamlet", starts_in=tomorrow + timedelta(hours=3)
     )
-    other = make_session(hall, show="Uncle Vanya", starts_in=timedelta(days=2))
-    next_week = make_session(hall, show="Hamlet", starts_in=timedelta(days=8))
-    gone = make_session(hall, show="Yesterday's Show", starts_in=timedelta(days=1))
+    other = make_session(
+        hall, show="Uncle Vanya", starts_in=tomorrow + timedelta(days=1)
+    )
+    next_week = make_session(
+        hall, show="Hamlet", starts_in=tomorrow + timedelta(days=7)
+    )
+    gone = make_session(hall, show="Yesterday's Show", starts_in=tomorrow)
     move_to_the_past(mongo_db, gone)
     services.seats_hold(session_id=soon, cart_id="x", seats=[(0, 0), (0, 1)])
 

@@ -10,7 +10,7 @@ class Command(MongoCommand):
     help = "Load Marquee's demo data (deterministic for a given --seed)."
 
     def add_arguments(self, parser):
-        parser.add_argument("--items", type=int, default=2000, help="catalog items")
+        parser.add_argument("--items", type=int, default=1000, help="catalog items")
         parser.add_argument("--seed", type=int, default=7)
 
     def handle(self, *args, items, seed, **options):

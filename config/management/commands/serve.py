@@ -84,7 +84,7 @@ class Command(BaseCommand):
             "--demo", action="store_true", default=None, help="load demo data now"
         )
         demo.add_argument("--no-demo", dest="demo", action="store_false")
-        parser.add_argument("--demo-items", type=int, default=2000)
+        parser.add_argument("--demo-items", type=int, default=1000)
 
     def handle(self, *args, **opts):
         # SIGTERM behaves like Ctrl-C, at any stage, start-up included, so a

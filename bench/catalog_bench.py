@@ -1,0 +1,208 @@
+"""Catalog browse and item page: server time against raw database time.
+
+For each catalogue size it loads the demo catalogue (once: the data directory
+is kept and reused), then measures, over ``--runs`` requests each:
+
+* browse with 0, 1 and 3 active facets, and the item page (with a shopper
+  location, so the nearest-stores query runs too), through Django's test
+  client: the whole server-side time (forms, selectors, templates);
+* the same database work issued directly with pymongo (the browse
+  aggregation the selector builds; the item page's finds and ``$geoNear``).
+
+The ratio server/raw is the application's own cost on top of the database.
+Prints a table of p50/p95 in milliseconds.
+
+    .venv/bin/python bench/catalog_bench.py --items 10000 100000
+    .venv/bin/python bench/catalog_bench.py --items 10000 --load-only
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.test import Client  # noqa: E402
+
+from config import mongo  # noqa: E402
+from config.embedded import EmbeddedServer  # noqa: E402
+
+# Where the benchmark's shopper is (the item page's nearest-stores query).
+LEEDS = [-1.5437, 53.7997]
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def timed(func, runs: int) -> list[float]:
+    func()  # warm-up: first use of connections, templates, caches
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        func()
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+def ensure_loaded(items: int, out) -> float | None:
+    """Load the demo catalogue unless this database already holds it."""
+    from catalog import demo
+    from catalog.documents import Item
+
+    if Item._get_collection().estimated_document_count() == items:
+        return None
+    mongo.ensure_indexes()
+    started = time.monotonic()
+    demo.load(items=items, seed=7, out=out)
+    return time.monotonic() - started
+
+
+def scenarios():
+    """The pages to measure, picked from the loaded data (deterministic)."""
+    from catalog.documents import Summary
+
+    summaries = Summary._get_collection()
+    department = "Shoes"
+    item = summaries.find_one(
+        {"department": department, "vars.4": {"$exists": True}},
+        sort=[("_id", 1)],
+    )
+    brand = item["brand"]
+    size_token, colour_token = (
+        item["vars"][0]["attrs"][0],
+        item["vars"][0]["attrs"][1],
+    )
+    size = size_token.split("=", 1)[1]
+    colour = colour_token.split("=", 1)[1]
+    return {
+        "browse, 0 facets": f"/c/{department}/",
+        "browse, 1 facet": f"/c/{department}/?brand={brand}",
+        "browse, 3 facets": (
+            f"/c/{department}/?brand={brand}&size={size}&colour={colour}"
+        ),
+        "item page": f"/p/{item['_id']}/?sku={item['vars'][0]['sku']}",
+    }
+
+
+def raw_work(path: str):
+    """The database commands behind ``path``, issued directly."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from django.http import QueryDict
+
+    from catalog.documents import Item, Price, Store, StoreStock, Summary, Variant
+    from catalog.forms import BrowseForm
+    from catalog.selectors.browse import browse_pipeline
+    from catalog.selectors.pricing import price_ids
+    from catalog.selectors.stores import (
+        stock_lines_pipeline,
+        stores_by_distance_pipeline,
+    )
+
+    url = urlsplit(path)
+    if url.path.startswith("/c/"):
+        form = BrowseForm(QueryDict(url.query), path=url.path.removeprefix("/c/"))
+        assert form.is_valid(), form.errors
+        pipeline = browse_pipeline(form.browse_query())
+        return lambda: list(Summary._get_collection().aggregate(pipeline))
+
+    item_id = url.path.strip("/").split("/")[1]
+    sku = parse_qs(url.query)["sku"][0]
+
+    def item_page():
+        Item._get_collection().find_one({"_id": item_id})
+        list(Variant._get_collection().find({"item_id": item_id}).sort("_id"))
+        ids = price_ids(item_id=item_id, sku=sku, store=None)
+        list(Price._get_collection().find({"_id": {"$in": ids}}))
+        list(Store._get_collection().find({}))
+        lines = list(
+            StoreStock._get_collection().aggregate(
+                stock_lines_pipeline(item_id=item_id, sku=sku)
+            )
+        )
+        ids = sorted(row["store_id"] for row in lines)
+        list(
+            Store._get_collection().aggregate(
+                stores_by_distance_pipeline(
+                    lng=LEEDS[0], lat=LEEDS[1], store_ids=ids, limit=10
+                )
+            )
+        )
+
+    return item_page
+
+
+def measure(runs: int) -> dict[str, tuple[list[float], list[float]]]:
+    client = Client()
+    # The shopper says where they are once; the item page then runs the
+    # nearest-stores query on every view, as it does for a real shopper.
+    client.post("/location/", {"place": "LS1 6HD", "next": "/"})
+    results = {}
+    for label, path in scenarios().items():
+
+        def request(path=path):
+            response = client.get(path)
+            assert response.status_code == 200, (path, response.status_code)
+
+        results[label] = (timed(request, runs), timed(raw_work(path), runs))
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, nargs="+", default=[10000, 100000])
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument(
+        "--data", type=Path, default=ROOT / "var" / "bench", help="kept between runs"
+    )
+    parser.add_argument("--load-only", action="store_true")
+    args = parser.parse_args()
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
+
+    rows = []
+    for items in args.items:
+        server = EmbeddedServer(
+            args.data / f"catalog-{items}", args.data / f"catalog-{items}.log"
+        )
+        uri = server.start()
+        try:
+            mongo.connect(uri, db="bench")
+            loaded = ensure_loaded(items, sys.stderr)
+            if loaded is not None:
+                print(f"loaded {items} items in {loaded:.0f}s", flush=True)
+            if args.load_only:
+                continue
+            for label, (server_ms, raw_ms) in measure(args.runs).items():
+                rows.append((items, label, server_ms, raw_ms))
+        finally:
+            server.stop()
+
+    if rows:
+        print(
+            f"\n{'items':>7}  {'page':<17} {'server p50':>10} {'p95':>8}"
+            f" {'raw p50':>9} {'p95':>8} {'server/raw':>10}"
+        )
+        for items, label, server_ms, raw_ms in rows:
+            print(
+                f"{items:>7}  {label:<17} {percentile(server_ms, 0.5):>10.1f}"
+                f" {percentile(server_ms, 0.95):>8.1f} {percentile(raw_ms, 0.5):>9.1f}"
+                f" {percentile(raw_ms, 0.95):>8.1f}"
+                f" {statistics.median(server_ms) / statistics.median(raw_ms):>10.2f}"
+            )
+        print(f"(milliseconds; {args.runs} runs each after one warm-up)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""An item as its page shows it: variants, the chosen one's price, stores near."""
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from catalog.documents import Item, Variant
+from catalog.errors import UnknownItem, UnknownSku
+from catalog.selectors.pricing import price_for
+from catalog.selectors.stores import (
+    Location,
+    NearbyStore,
+    StoreRow,
+    store_get,
+    stores_list,
+    stores_near_with_stock,
+)
+
+
+@dataclass(frozen=True)
+class VariantOption:
+    sku: str
+    attributes: dict
+    selected: bool
+
+    @property
+    def label(self) -> str:
+        return " / ".join(str(v) for v in self.attributes.values())
+
+
+@dataclass(frozen=True)
+class ColourRow:
+    colour: str | None
+    options: list[VariantOption]
+
+
+@dataclass(frozen=True)
+class ItemPage:
+    item_id: str
+    title: str
+    brand: str | None
+    description: str
+    department: str
+    category: str
+    rating: float | None
+    style: str | None
+    attributes: dict
+    variants: list[VariantOption]
+    chosen: VariantOption | None
+    # The chosen variant's price where the shopper shops (None: not for sale).
+    price: Decimal | None
+    store: StoreRow | None
+    stores: list[StoreRow]
+    location: Location | None
+    # None when no location is known yet; else the nearest stores in stock.
+    nearby: list[NearbyStore] | None
+
+    @property
+    def rows(self) -> list[ColourRow]:
+        """Variants grouped by colour, for a colour-then-size picker."""
+        rows: dict[str | None, list[VariantOption]] = {}
+        for option in self.variants:
+            rows.setdefault(option.attributes.get("colour"), []).append(option)
+        return [ColourRow(colour, options) for colour, options in rows.items()]
+
+    @property
+    def category_trail(self) -> list[tuple[str, str]]:
+        """(path, label) of every ancestor category, the department first."""
+        parts = self.category.split("/")
+        return [("/".join(parts[: i + 1]), parts[i]) for i in range(len(parts))]
+
+
+def item_page(
+    *,
+    item_id: str,
+    sku: str | None = None,
+    store_id: str | None = None,
+    location: Location | None = None,
+) -> ItemPage:
+    """Everything the item page shows for one variant, store and location.
+
+    Without ``sku`` the first variant (by SKU) is chosen. Raises UnknownItem,
+    UnknownSku (a SKU of another item too), UnknownStore.
+    """
+    item = Item._get_collection().find_one({"_id": item_id})
+    if item is None:
+        raise UnknownItem()
+    store = store_get(store_id=store_id) if store_id else None
+    docs = list(Variant._get_collection().find({"item_id": item_id}).sort("_id"))
+    if sku is not None and sku not in {d["_id"] for d in docs}:
+        raise UnknownSku()
+    chosen_sku = sku or (docs[0]["_id"] if docs else None)
+    variants = [
+        VariantOption(
+            sku=d["_id"],
+            attributes=d.get("attributes") or {},
+            selected=d["_id"] == chosen_sku,
+        )
+        for d in docs
+    ]
+    chosen = next((v for v in variants if v.selected), None)
+    price = price_for(item_id=item_id, sku=chosen_sku, store_id=store_id)
+    nearby = None
+    if location is not None and chosen_sku is not None:
+        nearby = stores_near_with_stock(
+            sku=chosen_sku, lng=location.lng, lat=location.lat
+        )
+    return ItemPage(
+        item_id=item_id,
+        title=item["title"],
+        brand=item.get("brand"),
+        description=item.get("description") or "",
+        department=item["department"],
+        category=item["category"],
+        rating=item.get("rating"),
+        style=item.get("style"),
+        attributes=item.get("attributes") or {},
+        variants=variants,
+        chosen=chosen,
+        price=price,
+        store=store,
+        stores=stores_list(),
+        location=location,
+        nearby=nearby,
+    )

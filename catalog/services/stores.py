@@ -1,0 +1,40 @@
+"""Writes to stores (and the store location copied into their stock)."""
+
+from catalog.documents import Address, Store, StoreStock
+from catalog.errors import InvalidStore
+
+
+def store_save(
+    *,
+    store_id: str,
+    name: str,
+    group: str,
+    lng: float,
+    lat: float,
+    region: str | None = None,
+    address: Address | None = None,
+) -> Store:
+    """Create or update a store.
+
+    Invariant: every stock document of the store carries the store's current
+    location (nearest-store queries read it there). Raises InvalidStore
+    for coordinates off the globe.
+    """
+    if not (-180 <= lng <= 180 and -90 <= lat <= 90):
+        raise InvalidStore("Longitude is within ±180 and latitude within ±90.")
+    point = {"type": "Point", "coordinates": [float(lng), float(lat)]}
+    fields = {
+        "name": name,
+        "group": group,
+        "region": region,
+        "address": address.to_mongo().to_dict() if address else None,
+        "location": point,
+    }
+    Store._get_collection().update_one(
+        {"store_id": store_id}, {"$set": fields}, upsert=True
+    )
+    StoreStock._get_collection().update_many(
+        {"store_id": store_id, "location": {"$ne": point}},
+        {"$set": {"location": point}},
+    )
+    return Store.objects.get(store_id=store_id)

@@ -1,0 +1,135 @@
+"""Browse summaries: one derived document per sellable item.
+
+``summary_of`` is a pure function from an item, its variants and its online
+prices to the summary document; ``summary_rebuild`` reads those sources and
+stores its result. The demo loader calls ``summary_of`` in bulk, the write
+services call ``summary_rebuild`` after every change: one code path, so a
+loaded catalog and an edited one look the same to browsing.
+"""
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from decimal import Decimal
+
+from bson import Decimal128
+from pymongo.errors import DuplicateKeyError
+
+from catalog import facets
+from catalog.documents import ONLINE, Item, Price, Summary, Variant
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def online_price_ids(item_id: str, skus: Iterable[str]) -> list[str]:
+    return [f"{item_id}_{ONLINE}", *(f"{sku}_{ONLINE}" for sku in skus)]
+
+
+def summary_of(
+    *, item: Mapping, variants: list[Mapping], prices: Mapping[str, Decimal]
+) -> dict | None:
+    """The summary document of ``item`` (raw documents in, raw document out).
+
+    ``variants`` are the item's variant documents sorted by SKU; ``prices``
+    maps price ids to amounts and must hold the item's and its SKUs' online
+    prices where they exist. Returns None when nothing of the item has an
+    online price: it cannot be sold online, so it is not browsable.
+    """
+    item_id = item["_id"]
+    item_price = prices.get(f"{item_id}_{ONLINE}")
+    if variants:
+        candidates = [prices.get(f"{v['_id']}_{ONLINE}", item_price) for v in variants]
+    else:
+        candidates = [item_price]
+    priced = [amount for amount in candidates if amount is not None]
+    if not priced:
+        return None
+    price = min(priced)
+    price_cents = facets.cents(price)
+
+    attrs = [facets.token("price", facets.price_band(price_cents).key)]
+    if item.get("brand"):
+        attrs.insert(0, facets.token("brand", item["brand"]))
+    sattrs = dict(item.get("attributes") or {})
+    if item.get("style"):
+        sattrs["style"] = item["style"]
+
+    summary_vars, vattrs, variant_words = [], {}, []
+    for variant in variants:
+        tokens, extra = [], {}
+        for name, value in (variant.get("attributes") or {}).items():
+            value = str(value)
+            if name in facets.VARIANT_FACETS:
+                tokens.append(facets.token(name, value))
+            else:
+                extra[name] = value
+            if name != "size":
+                variant_words.append(value)
+        summary_vars.append({"sku": variant["_id"], "attrs": tokens, "sattrs": extra})
+        vattrs.update(dict.fromkeys(tokens))
+
+    words = facets.keywords_of(
+        " ".join(
+            [
+                item.get("title", ""),
+                item.get("brand") or "",
+                item.get("category", "").replace("/", " "),
+                *[str(v) for v in sattrs.values()],
+                *variant_words,
+            ]
+        )
+    )
+    keywords = list(dict.fromkeys([*(item.get("keywords") or []), *words]))
+
+    return {
+        "_id": item_id,
+        "title": item["title"],
+        "department": item["department"],
+        "category": item["category"],
+        "brand": item.get("brand"),
+        # Sort keys are never null: paging compares them with a cursor.
+        "rating": float(item.get("rating") or 0.0),
+        "created_at": item.get("created_at") or EPOCH,
+        "price": Decimal128(price),
+        "price_cents": price_cents,
+        "attrs": attrs,
+        "sattrs": sattrs,
+        "vars": summary_vars,
+        "vattrs": list(vattrs),
+        "keywords": keywords,
+        "version": item.get("version", 0),
+    }
+
+
+def summary_rebuild(*, item_id: str) -> dict | None:
+    """Rebuild the summary of one item from its item, variants and prices.
+
+    Invariant: a summary only ever moves forward. Every write service bumps
+    the item's ``version`` before calling this, and the summary is replaced
+    only by one built from a version at least as new, so two rebuilds racing
+    cannot leave the older state behind. Deletes the summary when the item
+    is gone or has no online price. Raises nothing.
+    """
+    item = Item._get_collection().find_one({"_id": item_id})
+    summaries = Summary._get_collection()
+    if item is None:
+        summaries.delete_one({"_id": item_id})
+        return None
+    variants = list(Variant._get_collection().find({"item_id": item_id}).sort("_id"))
+    ids = online_price_ids(item_id, (v["_id"] for v in variants))
+    prices = {
+        p["_id"]: p["amount"].to_decimal()
+        for p in Price._get_collection().find({"_id": {"$in": ids}})
+    }
+    summary = summary_of(item=item, variants=variants, prices=prices)
+    version = item.get("version", 0)
+    if summary is None:
+        summaries.delete_one({"_id": item_id, "version": {"$lte": version}})
+        return None
+    try:
+        summaries.replace_one(
+            {"_id": item_id, "version": {"$lte": version}}, summary, upsert=True
+        )
+    except DuplicateKeyError:
+        # A rebuild from a newer version got there first: it stands.
+        return None
+    return summary

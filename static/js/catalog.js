@@ -1,0 +1,47 @@
+// Catalog pages: small progressive enhancements; everything works without.
+(function () {
+  "use strict";
+
+  // Filter requests leave out empty fields, so URLs carry only what is set.
+  document.addEventListener("htmx:configRequest", function (event) {
+    if (!event.detail.elt.matches || !event.detail.elt.matches("#filters")) return;
+    var params = event.detail.parameters;
+    var keys = params instanceof FormData ? Array.from(params.keys()) : Object.keys(params);
+    keys.forEach(function (key) {
+      var values = params instanceof FormData ? params.getAll(key) : [].concat(params[key]);
+      if (values.every(function (v) { return v === ""; })) {
+        if (params instanceof FormData) params.delete(key); else delete params[key];
+      }
+    });
+    if (params instanceof FormData ? params.get("sort") === "relevance" : params.sort === "relevance") {
+      if (params instanceof FormData) params.delete("sort"); else delete params.sort;
+    }
+  });
+
+  // "Use my location": fill the form's lat/lng from the browser, then send it.
+  function armGeolocation(root) {
+    if (!("geolocation" in navigator)) return;
+    root.querySelectorAll("[data-geolocate]").forEach(function (button) {
+      if (button.dataset.armed) return;
+      button.dataset.armed = "1";
+      button.hidden = false;
+      button.addEventListener("click", function () {
+        var form = button.closest("form");
+        button.disabled = true;
+        navigator.geolocation.getCurrentPosition(
+          function (position) {
+            form.elements.lat.value = position.coords.latitude.toFixed(5);
+            form.elements.lng.value = position.coords.longitude.toFixed(5);
+            form.elements.place.value = "";
+            form.elements.place.required = false;
+            form.requestSubmit();
+          },
+          function () { button.disabled = false; },
+          { timeout: 10000, maximumAge: 600000 }
+        );
+      });
+    });
+  }
+  document.addEventListener("DOMContentLoaded", function () { armGeolocation(document); });
+  document.addEventListener("htmx:load", function (event) { armGeolocation(event.detail.elt); });
+})();

@@ -1,0 +1,115 @@
+"""Which price applies: the most specific of five scopes, one $in query."""
+
+from decimal import Decimal
+
+import pytest
+
+from catalog.errors import NotForSale, UnknownSku, UnknownStore
+from catalog.selectors.pricing import price_for, sellable
+from catalog.services.products import item_save, price_clear, price_set, variant_save
+
+ITEM, SKU, OTHER_SKU = "30671", "93284847362823", "93284847362830"
+
+
+@pytest.fixture
+def pumps(stores):
+    item_save(
+        item_id=ITEM,
+        department="Shoes",
+        category="Shoes/Women/Pumps",
+        title="Evening Platform Pumps",
+        brand="Aurelia",
+    )
+    variant_save(sku=SKU, item_id=ITEM, attributes={"size": "6", "colour": "red"})
+    variant_save(sku=OTHER_SKU, item_id=ITEM, attributes={"size": "7", "colour": "red"})
+    # Every scope priced, each with its own amount; tests remove the more
+    # specific ones to see the next one win.
+    for key, scope, amount in [
+        (SKU, "leeds", "101.00"),
+        (SKU, "sg-north", "102.00"),
+        (None, "leeds", "103.00"),
+        (None, "sg-north", "104.00"),
+        (SKU, "online", "105.00"),
+        (None, "online", "106.00"),
+    ]:
+        price_set(item_id=ITEM, sku=key, scope=scope, amount=Decimal(amount))
+
+
+def test_variant_store_price_wins_over_every_other(pumps):
+    assert price_for(item_id=ITEM, sku=SKU, store_id="leeds") == Decimal("101.00")
+
+
+def test_variant_group_price_applies_without_a_variant_store_price(pumps):
+    price_clear(item_id=ITEM, sku=SKU, scope="leeds")
+
+    assert price_for(item_id=ITEM, sku=SKU, store_id="leeds") == Decimal("102.00")
+    # Bradford is in the same group and has no price of its own.
+    assert price_for(item_id=ITEM, sku=SKU, store_id="bradford") == Decimal("102.00")
+
+
+def test_item_store_price_applies_without_variant_prices_in_store_or_group(pumps):
+    price_clear(item_id=ITEM, sku=SKU, scope="leeds")
+    price_clear(item_id=ITEM, sku=SKU, scope="sg-north")
+
+    assert price_for(item_id=ITEM, sku=SKU, store_id="leeds") == Decimal("103.00")
+    # A SKU with no prices of its own takes the item's store price too.
+    assert price_for(item_id=ITEM, sku=OTHER_SKU, store_id="leeds") == Decimal("103.00")
+
+
+def test_item_group_price_applies_in_every_store_of_the_group(pumps):
+    price_clear(item_id=ITEM, sku=SKU, scope="leeds")
+    price_clear(item_id=ITEM, sku=SKU, scope="sg-north")
+    price_clear(item_id=ITEM, scope="leeds")
+
+    assert price_for(item_id=ITEM, sku=SKU, store_id="leeds") == Decimal("104.00")
+    assert price_for(item_id=ITEM, sku=SKU, store_id="york") == Decimal("104.00")
+
+
+def test_online_default_applies_outside_any_priced_store(pumps):
+    # London's group (sg-south) has no prices: the online ones apply, the
+    # variant's own before the item's.
+    assert price_for(item_id=ITEM, sku=SKU, store_id="london") == Decimal("105.00")
+    other = price_for(item_id=ITEM, sku=OTHER_SKU, store_id="london")
+    assert other == Decimal("106.00")
+    assert price_for(item_id=ITEM, sku=SKU) == Decimal("105.00")
+    assert price_for(item_id=ITEM) == Decimal("106.00")
+
+
+def test_no_price_at_all_means_not_for_sale(pumps):
+    for key, scope in [
+        (SKU, "leeds"),
+        (SKU, "sg-north"),
+        (None, "leeds"),
+        (None, "sg-north"),
+        (SKU, "online"),
+        (None, "online"),
+    ]:
+        price_clear(item_id=ITEM, sku=key, scope=scope)
+
+    assert price_for(item_id=ITEM, sku=SKU, store_id="leeds") is None
+    with pytest.raises(NotForSale):
+        sellable(sku=SKU, store_id="leeds")
+
+
+def test_sellable_records_the_store_price_and_the_variant_name(pumps):
+    line = sellable(sku=SKU, store_id="leeds")
+
+    assert line.unit_price == Decimal("101.00")
+    assert line.name == "Evening Platform Pumps (6 / red)"
+    assert line.item_id == ITEM
+
+
+def test_prices_are_stored_as_decimal128_never_float(pumps, mongo_db):
+    stored = mongo_db.prices.find_one({"_id": f"{SKU}_leeds"})
+
+    assert stored["amount"].to_decimal() == Decimal("101.00")
+    assert type(stored["amount"]).__name__ == "Decimal128"
+
+
+def test_unknown_store_and_sku_are_refused(pumps):
+    with pytest.raises(UnknownStore):
+        price_for(item_id=ITEM, sku=SKU, store_id="atlantis")
+    with pytest.raises(UnknownSku):
+        sellable(sku="no-such-sku")
+    with pytest.raises(UnknownStore):
+        price_set(item_id=ITEM, scope="atlantis", amount=Decimal("1.00"))

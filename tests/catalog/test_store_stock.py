@@ -1,0 +1,125 @@
+"""Stock per store: totals by aggregation, and $inc changes that never go negative."""
+
+import pytest
+
+from catalog.errors import (
+    InvalidProduct,
+    StockShort,
+    UnknownItem,
+    UnknownSku,
+    UnknownStore,
+)
+from catalog.selectors.store_stock import item_stock_totals, store_stock_totals
+from catalog.services.store_stock import store_stock_adjust, store_stock_set
+from catalog.services.stores import store_save
+from tests.catalog.conftest import sku_of
+
+SIX_RED, SEVEN_RED, SEVEN_BLACK = (
+    sku_of("1", "6", "red"),
+    sku_of("1", "7", "red"),
+    sku_of("1", "7", "black"),
+)
+BOOTS_6 = sku_of("2", "6", "black")
+
+
+@pytest.fixture
+def stocked(small_catalog, stores):
+    for store_id, sku, qty in [
+        ("leeds", SIX_RED, 4),
+        ("leeds", SEVEN_RED, 1),
+        ("york", SIX_RED, 6),
+        ("york", SEVEN_RED, 0),
+        ("london", SIX_RED, 10),
+        ("leeds", BOOTS_6, 7),
+    ]:
+        store_stock_set(store_id=store_id, sku=sku, quantity=qty)
+    return small_catalog
+
+
+def totals(rows):
+    return {r.sku: (r.quantity, r.stores) for r in rows}
+
+
+def test_item_totals_sum_every_variant_over_all_stores(stocked):
+    assert totals(item_stock_totals(item_id="1")) == {
+        SIX_RED: (20, 3),
+        SEVEN_RED: (1, 2),
+        SEVEN_BLACK: (0, 0),  # no store holds it
+    }
+
+
+def test_store_totals_list_every_variant_the_store_holds(stocked):
+    assert totals(store_stock_totals(store_id="leeds")) == {
+        SIX_RED: (4, 1),
+        SEVEN_RED: (1, 1),
+        BOOTS_6: (7, 1),
+    }
+    assert totals(store_stock_totals(store_id="bradford")) == {}
+
+
+def test_stock_document_per_store_and_item_carries_the_store_location(stocked):
+    doc = stocked.store_stock.find_one({"store_id": "leeds", "item_id": "1"})
+
+    assert doc["location"] == {"type": "Point", "coordinates": [-1.5437, 53.7997]}
+    assert sorted(line["sku"] for line in doc["vars"]) == [SIX_RED, SEVEN_RED]
+    assert stocked.store_stock.count_documents({}) == 4
+
+
+def test_adjust_increments_one_line_in_one_store(stocked):
+    assert store_stock_adjust(store_id="york", sku=SIX_RED, delta=5) == 11
+    assert store_stock_adjust(store_id="york", sku=SIX_RED, delta=-11) == 0
+
+    assert totals(item_stock_totals(item_id="1"))[SIX_RED] == (14, 3)
+    # The other line of the same document is untouched.
+    assert totals(store_stock_totals(store_id="york"))[SEVEN_RED] == (0, 1)
+
+
+def test_adjust_below_zero_is_refused_and_changes_nothing(stocked):
+    with pytest.raises(StockShort):
+        store_stock_adjust(store_id="leeds", sku=SEVEN_RED, delta=-2)
+
+    assert totals(store_stock_totals(store_id="leeds"))[SEVEN_RED] == (1, 1)
+
+
+def test_adjust_of_a_line_the_store_lacks_is_unknown(stocked):
+    with pytest.raises(UnknownSku):
+        store_stock_adjust(store_id="bradford", sku=SIX_RED, delta=1)
+    with pytest.raises(UnknownSku):
+        store_stock_adjust(store_id="leeds", sku="no-such-sku", delta=1)
+    with pytest.raises(UnknownStore):
+        store_stock_adjust(store_id="atlantis", sku=SIX_RED, delta=1)
+
+
+@pytest.mark.parametrize("delta", [0, 10**9, -(10**9), 1.5, "3", True, None])
+def test_absurd_changes_are_refused(stocked, delta):
+    with pytest.raises(InvalidProduct):
+        store_stock_adjust(store_id="leeds", sku=SIX_RED, delta=delta)
+
+    assert totals(store_stock_totals(store_id="leeds"))[SIX_RED] == (4, 1)
+
+
+@pytest.mark.parametrize("quantity", [-1, 10**9, 2.5, "4", None])
+def test_absurd_stock_takes_are_refused(stocked, quantity):
+    with pytest.raises(InvalidProduct):
+        store_stock_set(store_id="leeds", sku=SIX_RED, quantity=quantity)
+
+
+def test_set_replaces_a_line_without_duplicating_it(stocked):
+    store_stock_set(store_id="leeds", sku=SIX_RED, quantity=9)
+
+    doc = stocked.store_stock.find_one({"store_id": "leeds", "item_id": "1"})
+    assert [line["quantity"] for line in doc["vars"] if line["sku"] == SIX_RED] == [9]
+
+
+def test_a_moved_store_moves_its_stock_locations(stocked):
+    store_save(store_id="leeds", name="Leeds", group="sg-north", lng=-1.6, lat=53.8)
+
+    for doc in stocked.store_stock.find({"store_id": "leeds"}):
+        assert doc["location"]["coordinates"] == [-1.6, 53.8]
+
+
+def test_reports_of_unknown_item_or_store_are_refused(stocked):
+    with pytest.raises(UnknownItem):
+        item_stock_totals(item_id="nope")
+    with pytest.raises(UnknownStore):
+        store_stock_totals(store_id="nope")
