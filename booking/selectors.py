@@ -38,19 +38,6 @@ def _sessions():
     return Session._get_collection()
 
 
-def _held(entry: dict, zone_names: Mapping[str, str]) -> HeldSeat:
-    row, col = entry["seat"]
-    return HeldSeat(
-        row=row,
-        col=col,
-        label=entry["label"],
-        zone=entry["zone"],
-        zone_name=zone_names.get(entry["zone"], entry["zone"]),
-        price=entry["price"].to_decimal(),
-        at=entry["at"],
-    )
-
-
 def seat_map(*, session_id: str, cart_id: str | None = None) -> SeatMap:
     """The seat map of a session as one shopper sees it.
 
@@ -143,7 +130,8 @@ def seat_map(*, session_id: str, cart_id: str | None = None) -> SeatMap:
         rows=tuple(rows),
         zones=legend,
         mine=tuple(
-            _held(e, names) for e in sorted(mine_entries, key=lambda e: e["seat"])
+            HeldSeat.from_entry(e, names)
+            for e in sorted(mine_entries, key=lambda e: e["seat"])
         ),
     )
 
@@ -240,7 +228,7 @@ def cart_holds(*, cart_id: str) -> list[SeatHold]:
                 show=doc["name"],
                 theater=doc["theater_name"],
                 start=doc["start"],
-                seats=tuple(_held(e, names) for e in entries),
+                seats=tuple(HeldSeat.from_entry(e, names) for e in entries),
             )
         )
     return holds

@@ -112,19 +112,6 @@ def _zone_names(doc: dict) -> dict[str, str]:
     return {z["code"]: z["name"] for z in doc.get("zones", [])}
 
 
-def _held_seat(entry: dict, zone_names: Mapping[str, str]) -> HeldSeat:
-    row, col = entry["seat"]
-    return HeldSeat(
-        row=row,
-        col=col,
-        label=entry["label"],
-        zone=entry["zone"],
-        zone_name=zone_names.get(entry["zone"], entry["zone"]),
-        price=entry["price"].to_decimal(),
-        at=entry["at"],
-    )
-
-
 def _result(doc: dict, cart_id: str, entries: Sequence[dict]) -> SeatHold:
     names = _zone_names(doc)
     return SeatHold(
@@ -133,7 +120,7 @@ def _result(doc: dict, cart_id: str, entries: Sequence[dict]) -> SeatHold:
         show=doc["name"],
         theater=doc["theater_name"],
         start=doc["start"],
-        seats=tuple(_held_seat(e, names) for e in entries),
+        seats=tuple(HeldSeat.from_entry(e, names) for e in entries),
     )
 
 

@@ -6,6 +6,7 @@ cart can record them as they are, and templates read attributes only.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
@@ -71,6 +72,20 @@ class HeldSeat:
     zone_name: str  # "Stalls"
     price: Decimal
     at: datetime  # when it was held (or sold)
+
+    @classmethod
+    def from_entry(cls, entry: dict, zone_names: Mapping[str, str]) -> HeldSeat:
+        """A seat from its reservation (or sold) entry on the session."""
+        row, col = entry["seat"]
+        return cls(
+            row=row,
+            col=col,
+            label=entry["label"],
+            zone=entry["zone"],
+            zone_name=zone_names.get(entry["zone"], entry["zone"]),
+            price=entry["price"].to_decimal(),
+            at=entry["at"],
+        )
 
     @property
     def seat(self) -> Seat:
