@@ -3,12 +3,11 @@
 Both levels run against the same documents, so they share this module. Data
 is written through Marquee's documents (``catalog.documents``: every item,
 variant and price is a validated MongoEngine document, inserted in bulk) and
-its stock through ``stock_restock``'s exact result: ``bulk_restock`` writes,
-for SKUs that have no inventory yet, the inventory and ledger entry that
-``catalog.services.stock.stock_restock`` would leave behind (one receipt,
-applied), 2 inserts per batch instead of 7 round trips per SKU. A test
-(tests/test_bench_data.py) holds the two to the same documents, and the
-probe's SKUs go through ``stock_restock`` itself.
+its stock through the catalog's own services: ``stock_open``, the bulk form
+of a first ``stock_restock`` (the same inventory and applied ledger entry,
+a few bulk writes instead of 7 round trips per SKU; tests/test_bench_data.py
+holds the two to the same documents), and ``stock_restock`` itself for the
+probe's SKUs.
 
 The check after a run is ``manage.py check_invariants``'s
 (``shop.selectors.invariants.invariant_problems``: per SKU free + held +
@@ -22,7 +21,6 @@ from __future__ import annotations
 import os
 import random
 from collections import Counter
-from datetime import datetime
 
 from bench.levels import Check
 
@@ -75,51 +73,6 @@ def card():
 # --- Set-up -----------------------------------------------------------------
 
 
-def bulk_restock(stock: dict[str, int], *, now: datetime, note: str = "") -> None:
-    """Receive ``stock[sku]`` units of each SKU, none of which has an inventory.
-
-    Writes what ``stock_restock(sku=, quantity=, note=, now=)`` leaves after
-    its first receipt of a SKU: the inventory with the units free and
-    received, ``ledger_seq`` 1, and the ledger's entry 1, applied (no
-    ``pending`` flag). Set-up only: nothing else may write these SKUs yet.
-    """
-    from catalog.documents import Inventory, StockMovement
-
-    inventories = Inventory._get_collection()
-    ledger = StockMovement._get_collection()
-    skus = list(stock)
-    for start in range(0, len(skus), INSERT_BATCH):
-        batch = skus[start : start + INSERT_BATCH]
-        ledger.insert_many(
-            [
-                {
-                    "sku": s,
-                    "seq": 1,
-                    "quantity": stock[s],
-                    "note": note[:200],
-                    "at": now,
-                }
-                for s in batch
-            ],
-            ordered=False,
-        )
-        inventories.insert_many(
-            [
-                {
-                    "_id": s,
-                    "quantity": stock[s],
-                    "reservations": [],
-                    "received": stock[s],
-                    "sold": 0,
-                    "ledger_seq": 1,
-                    "modified_at": now,
-                }
-                for s in batch
-            ],
-            ordered=False,
-        )
-
-
 def _insert(documents) -> None:
     """Validated MongoEngine documents, inserted in one batch per collection."""
     documents = list(documents)
@@ -161,7 +114,7 @@ def cart_setup(db, run) -> str:
     """The scenario's products, stocked, plus the probe's two SKUs."""
     from django.utils import timezone
 
-    from catalog.services.stock import stock_restock
+    from catalog.services.stock import stock_open, stock_restock
     from config import mongo
 
     p = run.params
@@ -178,8 +131,10 @@ def cart_setup(db, run) -> str:
     products = {sku(i): (i, str(p.price(i))) for i in range(p.products)}
     products.update({s: (p.products + k, "9.50") for k, s in enumerate(PROBE_SKUS)})
     add_products(products, filler, now)
-    bulk_restock(
-        {sku(i): p.stock for i in range(p.products)}, now=now, note=INITIAL_NOTE
+    stock_open(
+        quantities={sku(i): p.stock for i in range(p.products)},
+        note=INITIAL_NOTE,
+        now=now,
     )
     for s in PROBE_SKUS:
         stock_restock(sku=s, quantity=PROBE_STOCK, note=INITIAL_NOTE, now=now)
