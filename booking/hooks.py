@@ -1,9 +1,10 @@
 """Where the box office pages meet the cart, without importing the shop.
 
 The booking app never imports ``shop`` (DESIGN §1). The seat map still has to
-know whose cart is looking at it and where clicks are posted: the shop
-installs both at start-up (``ShopConfig.ready`` calls ``install``). Until it
-does, nobody has a cart and the map is for viewing only.
+know whose cart is looking at it, where clicks are posted and what the cart
+has to say next to the map (its hold countdown): the shop installs all three
+at start-up (``ShopConfig.ready`` calls ``install``). Until it does, nobody
+has a cart and the map is for viewing only.
 """
 
 from collections.abc import Callable
@@ -21,23 +22,44 @@ def _no_actions(request: HttpRequest, session_id: str) -> dict[str, str | None]:
     return {}
 
 
-_installed: dict[str, Callable] = {"cart_id": _no_cart, "actions": _no_actions}
+def _no_panel(request: HttpRequest) -> str:
+    return ""
+
+
+_installed: dict[str, Callable] = {
+    "cart_id": _no_cart,
+    "actions": _no_actions,
+    "panel": _no_panel,
+}
 
 
 def install(
     *,
     cart_id: Callable[[HttpRequest], str | None] | None = None,
     action_urls: Callable[[HttpRequest, str], dict[str, str | None]] | None = None,
+    cart_panel: Callable[[HttpRequest], str] | None = None,
 ) -> None:
     """Point the seat map at the shop's cart and hold/release/best-available URLs.
 
     ``cart_id(request)`` returns the id of the request's cart (or None): a
     string of letters, digits and ``_.:-``, up to 64 long (``checks.cart_id``);
     ``action_urls(request, session_id)`` returns any of ``hold_url``,
-    ``release_url`` and ``best_url``. Passing None restores the default.
+    ``release_url`` and ``best_url``; ``cart_panel(request)`` returns safe
+    HTML drawn beside the shopper's seats (the cart's hold countdown), redrawn
+    with the map. Passing None restores the default.
     """
     _installed["cart_id"] = cart_id or _no_cart
     _installed["actions"] = action_urls or _no_actions
+    _installed["panel"] = cart_panel or _no_panel
+
+
+def installed() -> dict[str, Callable]:
+    """The hooks in place, as ``install`` takes them (to restore them later)."""
+    return {
+        "cart_id": _installed["cart_id"],
+        "action_urls": _installed["actions"],
+        "cart_panel": _installed["panel"],
+    }
 
 
 def get_cart_id(request: HttpRequest) -> str | None:
@@ -47,3 +69,7 @@ def get_cart_id(request: HttpRequest) -> str | None:
 def seat_action_urls(request: HttpRequest, session_id: str) -> dict[str, str | None]:
     urls = _installed["actions"](request, session_id) or {}
     return {name: urls.get(name) or None for name in ACTION_NAMES}
+
+
+def cart_panel(request: HttpRequest) -> str:
+    return _installed["panel"](request) or ""

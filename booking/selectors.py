@@ -26,6 +26,7 @@ from booking.values import (
     Seat,
     SeatHold,
     SeatMap,
+    SessionSale,
     ShowDate,
     ShowListing,
     ZoneLegend,
@@ -264,27 +265,54 @@ def seat_holders(*, session_id: str, seats: Sequence[Seat]) -> dict[Seat, str]:
 
 
 def reservations_index(
-    *, session_ids: Sequence[str] | None = None
+    *, session_ids: Sequence[str] | None = None, before: datetime | None = None
 ) -> Iterator[ReservationRef]:
     """Every (session, cart) pair with held seats, for the shop's reconciler.
 
-    Streams session by session; ``session_ids`` narrows it to some sessions.
+    Streams session by session; ``session_ids`` narrows it to some sessions,
+    ``before`` to the entries stamped before that moment (newer ones may
+    belong to a shop service between its two writes right now).
     """
     query: dict = {"reservations.0": {"$exists": True}}
+    if before is not None:
+        query["reservations.at"] = {"$lt": before}
     if session_ids is not None:
         query["_id"] = {"$in": [checks.session_oid(s) for s in session_ids]}
     cursor = _sessions().find(query, {"reservations": 1}).sort("_id", 1)
     for doc in cursor:
         by_cart: dict[str, list[dict]] = {}
         for entry in doc["reservations"]:
-            by_cart.setdefault(entry["cart_id"], []).append(entry)
+            if before is None or entry["at"] < before:
+                by_cart.setdefault(entry["cart_id"], []).append(entry)
         for cart, entries in by_cart.items():
+            entries.sort(key=lambda e: tuple(e["seat"]))
             yield ReservationRef(
                 session_id=str(doc["_id"]),
                 cart_id=cart,
-                seats=tuple(sorted(tuple(e["seat"]) for e in entries)),
+                seats=tuple(tuple(e["seat"]) for e in entries),
                 oldest=min(e["at"] for e in entries),
+                stamps=tuple(e["at"] for e in entries),
             )
+
+
+def session_sale(*, session_id: str, now: datetime | None = None) -> SessionSale:
+    """A session's prices now and whether it is still on sale (checkout
+    re-prices held seats from this). Raises SessionNotFound."""
+    doc = _sessions().find_one(
+        {"_id": checks.session_oid(session_id)},
+        {"name": 1, "theater_name": 1, "start": 1, "zones": 1, "prices": 1},
+    )
+    if doc is None:
+        raise SessionNotFound()
+    return SessionSale(
+        session_id=str(doc["_id"]),
+        show=doc["name"],
+        theater=doc["theater_name"],
+        start=doc["start"],
+        is_open=doc["start"] > (now or timezone.now()),
+        prices={code: p.to_decimal() for code, p in doc["prices"].items()},
+        zone_names={z["code"]: z["name"] for z in doc["zones"]},
+    )
 
 
 def _violations(doc: dict, sold_elsewhere: set[Seat] | None) -> list[str]:

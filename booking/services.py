@@ -421,8 +421,81 @@ def seats_hold(*, session_id: str, cart_id: str, seats: Sequence[Seat]) -> SeatH
     raise BoxOfficeBusy()
 
 
+def _stamps(expect_at) -> dict[Seat, datetime] | None:
+    if expect_at is None:
+        return None
+    if not isinstance(expect_at, Mapping):
+        raise InvalidRequest("Expected stamps are given per seat.")
+    positions = checks.positions(list(expect_at), limit=MAX_SEATS_PER_REQUEST)
+    stamps = dict(zip(positions, expect_at.values(), strict=True))
+    if not all(isinstance(at, datetime) for at in stamps.values()):
+        raise InvalidRequest("Expected stamps must be times.")
+    return stamps
+
+
+def _free_entries(
+    *,
+    field: str,
+    oid: ObjectId,
+    cart_id: str,
+    wanted: Sequence[Seat] | None,
+    stamps: Mapping[Seat, datetime] | None = None,
+) -> tuple[dict, list[dict]]:
+    """Move the cart's entries of ``field`` for ``wanted`` seats back to FREE.
+
+    The one conditional update behind ``seats_release`` (field
+    ``reservations``) and ``seats_return`` (field ``sold``): the filter
+    requires the cart's entry for every seat (``$elemMatch`` on cart and
+    seat, and on the stamp when ``stamps`` names one); the update sets the
+    seats FREE, gives n back to ``seatsAvailable`` and pulls the entries.
+    Seats without such an entry are skipped. Returns the document read and
+    the entries freed.
+    """
+    for _ in range(RETRIES):
+        doc = _sessions().find_one({"_id": oid}, {**_HEADER, "layout": 1, field: 1})
+        if doc is None:
+            raise SessionNotFound()
+        if wanted is not None:
+            _check_on_map(doc["layout"], wanted)
+        mine = _entries_of(doc, field, cart_id)
+        targets = [mine[p] for p in (mine if wanted is None else wanted) if p in mine]
+        if stamps is not None:
+            # Only entries unchanged since the caller read them.
+            targets = [e for e in targets if stamps.get(tuple(e["seat"])) == e["at"]]
+        if not targets:
+            return doc, []
+        guard = [
+            {
+                field: {
+                    "$elemMatch": {
+                        "cart_id": cart_id,
+                        "seat": e["seat"],
+                        **({"at": e["at"]} if stamps is not None else {}),
+                    }
+                }
+            }
+            for e in targets
+        ]
+        positions = [tuple(e["seat"]) for e in targets]
+        result = _sessions().update_one(
+            {"_id": oid, "$and": guard},
+            {
+                "$set": {_seat_path(s): FREE for s in positions},
+                "$inc": {"seatsAvailable": len(positions), "version": 1},
+                "$pull": {field: _pull_entries(cart_id, positions)},
+            },
+        )
+        if result.modified_count == 1:
+            return doc, targets
+    raise BoxOfficeBusy()
+
+
 def seats_release(
-    *, session_id: str, cart_id: str, seats: Sequence[Seat] | None = None
+    *,
+    session_id: str,
+    cart_id: str,
+    seats: Sequence[Seat] | None = None,
+    expect_at: Mapping[Seat, datetime] | None = None,
 ) -> SeatHold:
     """Give back the cart's seats in a session: ``seats``, or all when None.
 
@@ -432,39 +505,121 @@ def seats_release(
     entry ``{cart_id, seat}`` (``$elemMatch``) for every seat; the update sets
     them FREE, gives n back to ``seatsAvailable`` (the article forgets) and
     pulls the entries. Releasing one seat of a multi-seat hold leaves the
-    others held. Same invariants as ``seats_hold``.
+    others held. With ``expect_at`` (seat -> stamp, as the shop's reconciler
+    read it) only entries still carrying that stamp are released: a seat
+    held again or handed to another cart since is left alone. Same
+    invariants as ``seats_hold``.
+
+    Raises InvalidSeats, InvalidRequest (bad cart id or stamps),
+    SessionNotFound, SeatOffMap, BoxOfficeBusy (the cart's own entries kept
+    changing).
+    """
+    wanted = (
+        None if seats is None else checks.positions(seats, limit=MAX_SEATS_PER_REQUEST)
+    )
+    stamps = _stamps(expect_at)
+    cart_id = checks.cart_id(cart_id)
+    oid = checks.session_oid(session_id)
+    doc, freed = _free_entries(
+        field="reservations", oid=oid, cart_id=cart_id, wanted=wanted, stamps=stamps
+    )
+    return _result(doc, cart_id, freed)
+
+
+def seats_return(
+    *, session_id: str, cart_id: str, seats: Sequence[Seat] | None = None
+) -> SeatHold:
+    """Put seats sold to the cart back on sale (its order was canceled).
+
+    The reverse of ``seats_commit`` + ``seats_release`` in ONE conditional
+    update: the filter requires the cart's ``sold`` entry for every seat
+    (``$elemMatch`` on cart and seat); the update sets the seats FREE, adds
+    n to ``seatsAvailable`` and pulls the entries from ``sold``. Seats not
+    sold to the cart (returned already) are skipped, so a repeat is
+    harmless; the result lists the seats this call returned. A performance
+    that has started may have seats returned (a refund after the curtain):
+    they cannot be held any more anyway. Same invariants as ``seats_hold``.
 
     Raises InvalidSeats, InvalidRequest (bad cart id), SessionNotFound,
-    SeatOffMap, BoxOfficeBusy (the cart's own entries kept changing).
+    SeatOffMap, BoxOfficeBusy.
     """
     wanted = (
         None if seats is None else checks.positions(seats, limit=MAX_SEATS_PER_REQUEST)
     )
     cart_id = checks.cart_id(cart_id)
     oid = checks.session_oid(session_id)
+    doc, freed = _free_entries(field="sold", oid=oid, cart_id=cart_id, wanted=wanted)
+    return _result(doc, cart_id, freed)
+
+
+def seats_refresh(
+    *,
+    session_id: str,
+    cart_ids: Sequence[str],
+    before: datetime,
+    now: datetime | None = None,
+) -> int:
+    """Stamp ``at = now`` on the entries of these carts stamped before ``before``.
+
+    The shop's reconciler confirmed those carts still list the seats. Only
+    the stamps change (one update, array filters), never a seat state, so
+    the map's version stays. Returns 1 if anything was stamped, else 0.
+
+    Raises InvalidRequest (bad cart id or times), SessionNotFound.
+    """
+    ids = [checks.cart_id(c) for c in cart_ids]
+    if not ids:
+        return 0
+    for moment in (before, now or before):
+        if not isinstance(moment, datetime):
+            raise InvalidRequest("Stamps are times.")
+    oid = checks.session_oid(session_id)
+    result = _sessions().update_one(
+        {"_id": oid},
+        {"$set": {"reservations.$[held].at": now or _now()}},
+        array_filters=[{"held.cart_id": {"$in": ids}, "held.at": {"$lt": before}}],
+    )
+    return result.modified_count
+
+
+def seats_transfer(*, session_id: str, from_cart_id: str, to_cart_id: str) -> SeatHold:
+    """Hand every seat ``from_cart_id`` holds in the session to ``to_cart_id``.
+
+    For the shop's cart merge at login. One update rewrites the cart id (and
+    the stamp) of the source cart's entries: no seat is FREE in between, so
+    nobody else can take it. The filter requires the source to hold at least
+    the seats just read (``$elemMatch`` each); seats, counter and version
+    stay as they are. Returns the seats handed over (none if it held none).
+
+    Raises InvalidRequest (bad cart ids, or both the same), SessionNotFound,
+    BoxOfficeBusy.
+    """
+    source = checks.cart_id(from_cart_id)
+    target = checks.cart_id(to_cart_id)
+    if source == target:
+        raise InvalidRequest("A cart cannot hand seats to itself.")
+    oid = checks.session_oid(session_id)
     for _ in range(RETRIES):
-        doc = _sessions().find_one(
-            {"_id": oid}, {**_HEADER, "layout": 1, "reservations": 1}
-        )
+        doc = _sessions().find_one({"_id": oid}, {**_HEADER, "reservations": 1})
         if doc is None:
             raise SessionNotFound()
-        if wanted is not None:
-            _check_on_map(doc["layout"], wanted)
-        mine = _entries_of(doc, "reservations", cart_id)
-        targets = [mine[p] for p in (mine if wanted is None else wanted) if p in mine]
-        if not targets:
-            return _result(doc, cart_id, [])
-        positions = [tuple(e["seat"]) for e in targets]
+        held = _entries_of(doc, "reservations", source)
+        if not held:
+            return _result(doc, target, [])
+        now = _now()
         result = _sessions().update_one(
-            {"_id": oid, "$and": _entry_guard(cart_id, positions)},
+            {"_id": oid, "$and": _entry_guard(source, list(held))},
             {
-                "$set": {_seat_path(s): FREE for s in positions},
-                "$inc": {"seatsAvailable": len(positions), "version": 1},
-                "$pull": {"reservations": _pull_entries(cart_id, positions)},
+                "$set": {
+                    "reservations.$[held].cart_id": target,
+                    "reservations.$[held].at": now,
+                }
             },
+            array_filters=[{"held.cart_id": source}],
         )
         if result.modified_count == 1:
-            return _result(doc, cart_id, targets)
+            moved = [{**e, "cart_id": target, "at": now} for e in held.values()]
+            return _result(doc, target, moved)
     raise BoxOfficeBusy()
 
 

@@ -272,3 +272,19 @@ class ReservationRef:
     cart_id: str
     seats: tuple[Seat, ...]
     oldest: datetime  # when the oldest of these seats was held
+    # When each seat (in ``seats`` order) was held or last confirmed: a
+    # release guarded on them leaves any seat held again since alone.
+    stamps: tuple[datetime, ...] = ()
+
+
+@dataclass(frozen=True)
+class SessionSale:
+    """What the shop needs to sell a session's seats: prices and whether open."""
+
+    session_id: str
+    show: str
+    theater: str
+    start: datetime
+    is_open: bool
+    prices: dict[str, Decimal]  # zone code -> price now
+    zone_names: dict[str, str]  # zone code -> name

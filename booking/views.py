@@ -45,6 +45,7 @@ def seat_map_context(
         "counts": range(1, MAX_SEATS_PER_HOLD + 1),
         "message": message,
         "message_level": message_level,
+        "cart_panel": hooks.cart_panel(request),
     }
 
 

@@ -134,6 +134,8 @@ class Inventory(Document):
     received = me.IntField(required=True, min_value=0, default=0)
     sold = me.IntField(required=True, min_value=0, default=0)
     ledger_seq = me.IntField(required=True, min_value=0, default=0)
+    # References of the returns applied (stock_return): each applies once.
+    returns = me.ListField(me.StringField())
     modified_at = me.DateTimeField()
 
     meta = {

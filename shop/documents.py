@@ -21,12 +21,16 @@ CART_STATES = (ACTIVE, PENDING, COMPLETE, EXPIRING, EXPIRED, CANCELED)
 # States in which a cart may hold reservations.
 HOLDING_STATES = (ACTIVE, PENDING, EXPIRING)
 
-# Order states.
+# Order states. ``pending_payment -> paid``, ``pending_payment -> canceled``
+# (its cart expired unpaid), and a paid order canceled by its owner or staff:
+# ``paid -> refunding -> refunded`` (refunding: the money and the goods are on
+# their way back; a run that stopped there is finished by the reconciler).
 PENDING_PAYMENT = "pending_payment"
 PAID = "paid"
 ORDER_CANCELED = "canceled"
+REFUNDING = "refunding"
 REFUNDED = "refunded"
-ORDER_STATES = (PENDING_PAYMENT, PAID, ORDER_CANCELED, REFUNDED)
+ORDER_STATES = (PENDING_PAYMENT, PAID, ORDER_CANCELED, REFUNDING, REFUNDED)
 
 
 class CartLine(me.EmbeddedDocument):
@@ -38,6 +42,40 @@ class CartLine(me.EmbeddedDocument):
     quantity = me.IntField(required=True, min_value=1)
     # The price when the line was added; checkout re-prices from the catalog.
     unit_price = me.Decimal128Field(required=True, min_value=0, precision=2)
+    added_at = me.DateTimeField()
+
+
+class TicketSeat(me.EmbeddedDocument):
+    """One held seat of a ticket line, priced when it was held."""
+
+    row = me.IntField(required=True, min_value=0)  # grid position
+    col = me.IntField(required=True, min_value=0)
+    key = me.StringField(required=True)  # "row-col", as forms carry it
+    label = me.StringField(required=True)  # "Row F, seat 12"
+    zone = me.StringField(required=True)
+    zone_name = me.StringField(required=True)
+    price = me.Decimal128Field(required=True, min_value=0, precision=2)
+
+
+class TicketLine(me.EmbeddedDocument):
+    """The seats held in one session: one line per session, not per seat.
+
+    One line per session keeps the shop's kind-neutral code simple: a line is
+    found by its resource (``session_id``), the same key booking's
+    reservation index reports, and the line's amount is its set of seats,
+    compared as a whole with what the session holds for the cart. Releasing
+    one seat rewrites the line's seat list (guarded on ``rev``, bumped by
+    every change of the list), and the cart page groups a show's seats under
+    one heading anyway. Seats of one line may differ in price (zones), so the
+    line has no single unit price: each seat carries its own.
+    """
+
+    session_id = me.StringField(required=True)
+    show = me.StringField(required=True)
+    theater = me.StringField(required=True)
+    start = me.DateTimeField(required=True)
+    seats = me.EmbeddedDocumentListField(TicketSeat)
+    rev = me.IntField(required=True, default=0, min_value=0)
     added_at = me.DateTimeField()
 
 
@@ -55,6 +93,7 @@ class Cart(Document):
     live_owner = me.StringField()
     state = me.StringField(required=True, choices=CART_STATES, default=ACTIVE)
     items = me.EmbeddedDocumentListField(CartLine)
+    tickets = me.EmbeddedDocumentListField(TicketLine)
     created_at = me.DateTimeField(required=True)
     modified_at = me.DateTimeField(required=True)
     expires_at = me.DateTimeField(required=True)
@@ -71,6 +110,8 @@ class Cart(Document):
             {"fields": ["owner", "-modified_at"]},
             # Stale carts holding one SKU (a reservation short of stock).
             {"fields": ["items.sku", "state"]},
+            # Stale carts holding seats in one session (a hold refused).
+            {"fields": ["tickets.session_id", "state"]},
         ],
     }
 
@@ -84,6 +125,19 @@ class ShippingAddress(me.EmbeddedDocument):
     country = me.StringField(required=True)
 
 
+class Ticket(me.EmbeddedDocument):
+    """The admission an order line of kind ``ticket`` stands for (one seat)."""
+
+    show = me.StringField(required=True)
+    theater = me.StringField(required=True)
+    start = me.DateTimeField(required=True)
+    row = me.IntField(required=True, min_value=0)
+    col = me.IntField(required=True, min_value=0)
+    label = me.StringField(required=True)
+    zone = me.StringField(required=True)
+    zone_name = me.StringField(required=True)
+
+
 class OrderLine(me.EmbeddedDocument):
     kind = me.StringField(required=True)
     key = me.StringField(required=True)
@@ -91,6 +145,12 @@ class OrderLine(me.EmbeddedDocument):
     quantity = me.IntField(required=True, min_value=1)
     unit_price = me.Decimal128Field(required=True, min_value=0, precision=2)
     line_total = me.Decimal128Field(required=True, min_value=0, precision=2)
+    # An unguessable code shown at the door (ticket lines); also listed in
+    # ``Order.codes``, whose unique index makes it unique across orders.
+    code = me.StringField()
+    ticket = me.EmbeddedDocumentField(Ticket)
+    # Set once what the line sold is back on sale (a canceled paid order).
+    returned_at = me.DateTimeField()
 
 
 class PaymentAttempt(me.EmbeddedDocument):
@@ -116,6 +176,9 @@ class Order(Document):
     email = me.EmailField(required=True)
     shipping = me.EmbeddedDocumentField(ShippingAddress, required=True)
     lines = me.EmbeddedDocumentListField(OrderLine)
+    # The lines' codes (tickets), absent when there are none: an empty list
+    # would collide in the unique index like a missing value.
+    codes = me.ListField(me.StringField(), default=None)
     subtotal = me.Decimal128Field(required=True, min_value=0, precision=2)
     total = me.Decimal128Field(required=True, min_value=0, precision=2)
     currency = me.StringField(required=True, default="GBP")
@@ -126,6 +189,11 @@ class Order(Document):
     created_at = me.DateTimeField(required=True)
     paid_at = me.DateTimeField()
     canceled_at = me.DateTimeField()
+    # A paid order canceled: who asked ("owner" or "staff"), the refund's
+    # reference with the provider, and when the money went back.
+    canceled_by = me.StringField()
+    refund_reference = me.StringField()
+    refunded_at = me.DateTimeField()
 
     meta = {
         "collection": "orders",
@@ -133,6 +201,11 @@ class Order(Document):
             {"fields": ["number"], "unique": True},
             {"fields": ["cart_id"], "unique": True},
             {"fields": ["owner", "-created_at"]},
+            {"fields": ["codes"], "unique": True, "sparse": True},
+            # Paid orders' tickets per session (the invariant check).
+            {"fields": ["lines.key", "state"]},
+            # Cancellations left half-way (the reconciler finishes them).
+            {"fields": ["state", "canceled_at"]},
         ],
     }
 
@@ -162,3 +235,18 @@ class GatewayCharge(Document):
     at = me.DateTimeField(required=True)
 
     meta = {"collection": "test_gateway_charges"}
+
+
+class GatewayRefund(Document):
+    """A refund made by the built-in test gateway, keyed by its reference.
+
+    Idempotent per reference like a charge; never more than the charge.
+    """
+
+    reference = me.StringField(primary_key=True)
+    charge_reference = me.StringField(required=True)
+    amount = me.Decimal128Field(required=True, precision=2)
+    currency = me.StringField(required=True)
+    at = me.DateTimeField(required=True)
+
+    meta = {"collection": "test_gateway_refunds"}

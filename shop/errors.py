@@ -88,3 +88,23 @@ class CheckoutInProgress(DomainError):
 class OrderNotFound(DomainError):
     message = "That order does not exist."
     status = 404
+
+
+class SeatsNotInCart(DomainError):
+    message = "Those seats are not in your cart."
+    status = 409
+
+
+class OrderNotCancelable(DomainError):
+    status = 409
+    message = "This order can no longer be canceled."
+
+
+class RefundFailed(DomainError):
+    """The provider could not refund; the order stays paid, nothing changed."""
+
+    status = 502
+    message = (
+        "The payment provider could not refund this order just now; it is still "
+        "paid and nothing changed. Please try again in a moment."
+    )

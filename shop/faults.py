@@ -26,6 +26,14 @@ POINTS = (
     "checkout.after_charge",
     "checkout.after_paid",
     "checkout.after_commit",
+    "tickets.after_hold",
+    "tickets.after_best",
+    "tickets.after_unlist",
+    "merge.after_ticket_source",
+    "merge.after_ticket_transfer",
+    "cancel.after_flip",
+    "cancel.after_refund",
+    "cancel.after_return",
 )
 # The exit status of a process stopped at a point, so a test can tell it
 # from any other death.

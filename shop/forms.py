@@ -9,11 +9,13 @@ from datetime import date
 from django import forms
 from django.core.validators import RegexValidator
 
+from booking.forms import SeatListField
 from shop.limits import MAX_LINE_QUANTITY
 from shop.payments import Card
 
 SKU_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 CART_ID_PATTERN = r"^[0-9a-f]{32}$"
+SESSION_ID_PATTERN = r"^[0-9a-f]{24}$"
 
 COUNTRIES = [
     ("GB", "United Kingdom"),
@@ -72,6 +74,17 @@ class SetQuantityForm(forms.Form):
 
     sku = SkuField()
     quantity = _quantity(0)
+
+
+class TicketRemoveForm(forms.Form):
+    """Seats of one performance to take out of the cart; none means all."""
+
+    session = forms.CharField(
+        max_length=24,
+        widget=forms.HiddenInput,
+        validators=[RegexValidator(SESSION_ID_PATTERN, "That performance is unknown.")],
+    )
+    seat = SeatListField(required=False)
 
 
 def _luhn_ok(digits: str) -> bool:

@@ -11,7 +11,9 @@ SESSION_KEY = "shop_owner"
 
 
 def anonymous_owner(request) -> str | None:
-    token = request.session.get(SESSION_KEY)
+    # A request without a session (no middleware ran) has no shopper yet.
+    session = getattr(request, "session", None)
+    token = session.get(SESSION_KEY) if session is not None else None
     return f"anon:{token}" if isinstance(token, str) and token else None
 
 

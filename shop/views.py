@@ -11,12 +11,27 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from booking.errors import SessionNotFound
+from booking.forms import BestAvailableForm, ReleaseSeatsForm, SeatsForm
+from booking.views import render_seat_map
 from config.errors import DomainError
 from shop.errors import CartExpired, CartNotFound, OrderNotFound, PaymentFailed
-from shop.forms import AddToCartForm, CheckoutForm, SetQuantityForm, SkuForm
+from shop.forms import (
+    AddToCartForm,
+    CheckoutForm,
+    SetQuantityForm,
+    SkuForm,
+    TicketRemoveForm,
+)
 from shop.identity import owner_of
 from shop.selectors.carts import cart_view, expired_cart, offer, units_in
-from shop.selectors.orders import order_by_link, order_of_owner, orders_of_owner
+from shop.selectors.orders import (
+    order_by_link,
+    order_of_owner,
+    order_tickets,
+    orders_of_owner,
+    owner_may_cancel,
+)
 from shop.services.carts import (
     cart_add_item,
     cart_clear,
@@ -25,6 +40,12 @@ from shop.services.carts import (
     cart_set_quantity,
 )
 from shop.services.checkout import cart_checkout
+from shop.services.orders import order_cancel
+from shop.services.tickets import (
+    cart_hold_best_available,
+    cart_hold_seats,
+    cart_release_seats,
+)
 
 
 def _first_error(form) -> str:
@@ -114,6 +135,18 @@ def extend(request):
     )
 
 
+@require_POST
+def remove_tickets(request):
+    """The cart page's "Remove" for one seat, or for a performance's seats."""
+
+    def release(*, owner, session, seat):
+        return cart_release_seats(owner=owner, session_id=session, seats=seat or None)
+
+    return _change(
+        request, TicketRemoveForm(request.POST), release, "Removed from your cart."
+    )
+
+
 class _Empty:
     """The form of an action that takes no input."""
 
@@ -179,6 +212,108 @@ def expired(request):
     return render(request, "shop/cart_expired.html", {"cart": cart})
 
 
+# --- seats on the seat map ---------------------------------------------------------
+
+
+def _join(labels) -> str:
+    labels = list(labels)
+    if len(labels) == 1:
+        return labels[0]
+    return ", ".join(labels[:-1]) + " and " + labels[-1]
+
+
+def _seat_answer(request, session_id: str, *, message="", error="", status=400):
+    """The seat map as it now is. htmx: the map partial with a toast, 200
+    even for a refusal (htmx swaps no 4xx, and the redrawn map IS the
+    answer). Without JS: a refusal redraws the page with its status, a
+    success redirects back to it."""
+    if request.htmx:
+        return render_seat_map(
+            request,
+            session_id=session_id,
+            message=error or message,
+            message_level="error" if error else "success",
+        )
+    if error:
+        messages.error(request, error)
+        return render_seat_map(
+            request, session_id=session_id, status=status, partial=False
+        )
+    messages.success(request, message)
+    return redirect("booking:session", session_id=session_id)
+
+
+def _seat_change(request, session_id: str, form, action, success):
+    if not form.is_valid():
+        return _seat_answer(request, session_id, error=_first_error(form))
+    try:
+        changed = action(**form.cleaned_data)
+    except SessionNotFound:
+        raise Http404("No such performance.") from None
+    except DomainError as exc:
+        return _seat_answer(request, session_id, error=exc.message, status=exc.status)
+    return _seat_answer(request, session_id, message=success(changed))
+
+
+@require_POST
+def hold_seats(request, session_id: str):
+    """A click on a free seat (or the list view's "Hold"): hold it."""
+
+    def hold(*, seat):
+        return cart_hold_seats(
+            owner=owner_of(request, create=True), session_id=session_id, seats=seat
+        )
+
+    return _seat_change(
+        request,
+        session_id,
+        SeatsForm(request.POST),
+        hold,
+        lambda held: f"{_join(held.labels)}: held for you.",
+    )
+
+
+@require_POST
+def release_seats(request, session_id: str):
+    """A click on one of the shopper's seats: release it (none given: all)."""
+
+    def release(*, seat):
+        return cart_release_seats(
+            owner=owner_of(request), session_id=session_id, seats=seat or None
+        )
+
+    return _seat_change(
+        request,
+        session_id,
+        ReleaseSeatsForm(request.POST),
+        release,
+        lambda freed: (
+            f"{_join(freed.labels)}: released." if freed.seats else "Seats removed."
+        ),
+    )
+
+
+@require_POST
+def best_seats(request, session_id: str):
+    """The "Best available: n seats in zone Z" button."""
+
+    def best(*, count, zone):
+        return cart_hold_best_available(
+            owner=owner_of(request, create=True),
+            session_id=session_id,
+            count=count,
+            zone=zone,
+        )
+
+    return _seat_change(
+        request,
+        session_id,
+        BestAvailableForm(request.POST),
+        best,
+        lambda held: f"We found {_join(held.labels)} for you.",
+    )
+
+
 # --- checkout and orders --------------------------------------------------------
 
 
@@ -231,15 +366,26 @@ def checkout(request):
     )
 
 
+def _order_page(request, order, *, cancel_url: str, status: int = 200):
+    context = {
+        "order": order,
+        "link": order_url(order),
+        "tickets": order_tickets(order),
+        "has_goods": any(line.ticket is None for line in order.lines),
+        "can_cancel": owner_may_cancel(order),
+        "cancel_url": cancel_url,
+    }
+    return render(request, "shop/order.html", context, status=status)
+
+
 @require_GET
 def order_link(request, number: str, token: str):
     try:
         order = order_by_link(number=number, token=token)
     except OrderNotFound:
         raise Http404("No such order.") from None
-    return render(
-        request, "shop/order.html", {"order": order, "link": order_url(order)}
-    )
+    cancel_url = reverse("shop:order_link_cancel", args=[number, token])
+    return _order_page(request, order, cancel_url=cancel_url)
 
 
 @login_required
@@ -256,6 +402,36 @@ def my_order(request, number: str):
         order = order_of_owner(owner=owner_of(request), number=number)
     except OrderNotFound:
         raise Http404("No such order.") from None
-    return render(
-        request, "shop/order.html", {"order": order, "link": order_url(order)}
-    )
+    cancel_url = reverse("shop:order_cancel", args=[number])
+    return _order_page(request, order, cancel_url=cancel_url)
+
+
+def _cancel(request, *, number: str, back: str, **proof):
+    try:
+        order = order_cancel(number=number, **proof)
+    except OrderNotFound:
+        raise Http404("No such order.") from None
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(
+            request,
+            f"Order {order.number} is canceled and refunded; its seats are back"
+            " on sale.",
+        )
+    return redirect(back)
+
+
+@login_required
+@require_POST
+def my_order_cancel(request, number: str):
+    """Cancel one of the logged-in shopper's orders (someone else's: 404)."""
+    back = reverse("shop:order", args=[number])
+    return _cancel(request, number=number, back=back, owner=owner_of(request))
+
+
+@require_POST
+def order_link_cancel(request, number: str, token: str):
+    """Cancel the order behind a secret link (a wrong token: 404)."""
+    back = reverse("shop:order_link", args=[number, token])
+    return _cancel(request, number=number, back=back, token=token)

@@ -305,6 +305,41 @@ def stock_refresh(
     return result.modified_count
 
 
+def stock_return(
+    *, sku: str, quantity: int, reference: str, now: datetime | None = None
+) -> bool:
+    """Put ``quantity`` sold units of ``sku`` back on sale (a canceled order).
+
+    Guard: ``sold >= n`` and ``reference`` not applied yet; effect: move n
+    units from ``sold`` to ``quantity`` and remember the reference, in one
+    update. Conservation holds with ``sold`` decreasing: ``quantity + held +
+    sold`` stays equal to ``received``. Idempotent per reference: a repeat
+    (a retried cancellation) returns False and changes nothing.
+
+    Raises InvalidQuantity, NotStocked, ReservationMissing (fewer units sold
+    than asked back).
+    """
+    quantity = _units(quantity)
+    if not isinstance(reference, str) or not reference:
+        raise InvalidQuantity("A return needs a reference.")
+    result = _inventories().update_one(
+        {"_id": sku, "sold": {"$gte": quantity}, "returns": {"$ne": reference}},
+        {
+            "$inc": {"sold": -quantity, "quantity": quantity},
+            "$push": {"returns": reference},
+            "$set": {"modified_at": now or timezone.now()},
+        },
+    )
+    if result.modified_count:
+        return True
+    doc = _inventories().find_one({"_id": sku, "returns": reference}, {"_id": 1})
+    if doc is not None:
+        return False
+    if not _inventories().count_documents({"_id": sku}, limit=1):
+        raise NotStocked()
+    raise ReservationMissing("Fewer units were sold than asked back.")
+
+
 # --- Receiving stock (the ledger) ---------------------------------------------
 
 

@@ -6,6 +6,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
+from bson.decimal128 import Decimal128
+
+CENT = Decimal("0.01")
+
+
+def money(value) -> Decimal:
+    return Decimal(value).quantize(CENT)
+
 
 @dataclass(frozen=True)
 class Hold:
@@ -67,8 +75,40 @@ class LineKind(ABC):
     def title(self, line) -> str:
         return line.name
 
+    def unit_price(self, line) -> Decimal | None:
+        """The price of one unit (None when the line's units differ in price)."""
+        return line.unit_price
+
     def subtotal(self, line) -> Decimal:
         return line.unit_price * self.units(line)
+
+    def repriced(self, *, line) -> tuple[dict, list[str]]:
+        """Today's prices for the line: the line's fields to ``$set`` (names
+        inside the line) and the changes in words for the shopper; both empty
+        when nothing changed. A DomainError when it can no longer be sold."""
+        price = money(self.current_price(line=line))
+        was = money(line.unit_price)
+        if price == was:
+            return {}, []
+        return (
+            {"unit_price": Decimal128(price)},
+            [f"{self.title(line)} now £{price} (was £{was})"],
+        )
+
+    def order_lines(self, *, line) -> list[dict]:
+        """The order's lines (``OrderLine`` fields) for this cart line."""
+        unit = money(line.unit_price)
+        units = self.units(line)
+        return [
+            {
+                "kind": self.name,
+                "key": self.key(line),
+                "name": self.title(line),
+                "quantity": units,
+                "unit_price": Decimal128(unit),
+                "line_total": Decimal128(money(unit * units)),
+            }
+        ]
 
     # --- the resource side ---------------------------------------------------
 
@@ -104,6 +144,14 @@ class LineKind(ABC):
     def commit(self, *, cart_id: str, line) -> bool:
         """Paid: what the line holds is sold. False when nothing was held
         (committed already, by a run that stopped before finishing)."""
+
+    @abstractmethod
+    def return_sold(
+        self, *, cart_id: str, key: str, lines: list, reference: str
+    ) -> None:
+        """A paid order was canceled: what its ``lines`` (the order's lines of
+        this kind on resource ``key``, sold to ``cart_id``) sold goes back on
+        sale. Idempotent: a retried cancellation returns nothing twice."""
 
     # --- reconciliation and invariants ------------------------------------
 

@@ -24,6 +24,7 @@ from catalog.services.stock import (
     stock_refresh,
     stock_release,
     stock_reserve,
+    stock_return,
 )
 from shop.kinds.base import Hold, LineKind, Problem
 
@@ -123,6 +124,14 @@ class ProductKind(LineKind):
         except ReservationMissing:
             return False
         return True
+
+    def return_sold(
+        self, *, cart_id: str, key: str, lines: list, reference: str
+    ) -> None:
+        # The reference makes the stock update apply once per order and SKU.
+        stock_return(
+            sku=key, quantity=sum(line.quantity for line in lines), reference=reference
+        )
 
     def holds(self, *, before: datetime | None) -> Iterator[Hold]:
         for h in stock_holds(before=before):

@@ -58,6 +58,16 @@ class Charge:
     message: str = ""
 
 
+@dataclass(frozen=True)
+class Refund:
+    """Money the provider gave back for a charge."""
+
+    provider: str
+    reference: str
+    charge_reference: str
+    amount: Decimal
+
+
 class PaymentDeclined(Exception):
     """The card was refused; nothing was charged. ``str()`` is for the shopper."""
 
@@ -85,6 +95,15 @@ class PaymentProvider(ABC):
     @abstractmethod
     def lookup(self, *, reference: str) -> Charge | None:
         """The charge taken under ``reference``, or None if there is none."""
+
+    @abstractmethod
+    def refund(
+        self, *, reference: str, charge_reference: str, amount: Decimal, currency: str
+    ) -> Refund:
+        """Give ``amount`` of a paid charge back, once per ``reference`` (a
+        repeat returns the first refund). Raises PaymentError when nothing was
+        refunded (no such paid charge, more than it took, the provider
+        failed); trying again later is fine."""
 
 
 def provider() -> PaymentProvider:

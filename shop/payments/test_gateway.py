@@ -6,6 +6,8 @@
 | 4000 0000 0000 0002 | declined |
 | 4000 0000 0000 0119 | provider error (nothing charged) |
 | any other | declined ("not a test card") |
+
+Refunds give back up to what a paid charge took, once per refund reference.
 """
 
 from decimal import Decimal
@@ -14,8 +16,15 @@ from bson.decimal128 import Decimal128
 from django.utils import timezone
 from pymongo.errors import DuplicateKeyError
 
-from shop.documents import GatewayCharge
-from shop.payments import Card, Charge, PaymentDeclined, PaymentError, PaymentProvider
+from shop.documents import GatewayCharge, GatewayRefund
+from shop.payments import (
+    Card,
+    Charge,
+    PaymentDeclined,
+    PaymentError,
+    PaymentProvider,
+    Refund,
+)
 
 SUCCEEDS = frozenset({"4242424242424242", "5555555555554444"})
 DECLINES = "4000000000000002"
@@ -70,6 +79,33 @@ class TestGateway(PaymentProvider):
     def lookup(self, *, reference: str) -> Charge | None:
         record = GatewayCharge._get_collection().find_one({"_id": reference})
         return self._charge(record) if record else None
+
+    def refund(
+        self, *, reference: str, charge_reference: str, amount: Decimal, currency: str
+    ) -> Refund:
+        charge = GatewayCharge._get_collection().find_one({"_id": charge_reference})
+        if charge is None or charge["outcome"] != "paid":
+            raise PaymentError("There is no paid charge to refund.")
+        if amount > charge["amount"].to_decimal() or currency != charge["currency"]:
+            raise PaymentError("A refund cannot exceed what was charged.")
+        record = {
+            "_id": reference,
+            "charge_reference": charge_reference,
+            "amount": Decimal128(amount),
+            "currency": currency,
+            "at": timezone.now(),
+        }
+        collection = GatewayRefund._get_collection()
+        try:
+            collection.insert_one(record)
+        except DuplicateKeyError:
+            record = collection.find_one({"_id": reference})  # the first stands
+        return Refund(
+            provider=self.name,
+            reference=record["_id"],
+            charge_reference=record["charge_reference"],
+            amount=record["amount"].to_decimal(),
+        )
 
     def _charge(self, record: dict) -> Charge:
         return Charge(

@@ -11,7 +11,7 @@ from catalog.selectors.pricing import Sellable, sellable
 from catalog.selectors.stock import stock_free
 from shop.documents import ACTIVE, EXPIRED, EXPIRING, PENDING, Cart
 from shop.identity import owner_of
-from shop.kinds import PRODUCTS, LineKind, lines_of
+from shop.kinds import PRODUCTS, TICKETS, LineKind, lines_of
 from shop.limits import MAX_EXTENSIONS, MAX_LINE_QUANTITY
 
 # Below this many free units a line shows "only N more available".
@@ -66,9 +66,13 @@ class LineView:
     key: str
     title: str
     units: int
-    unit_price: Decimal
+    unit_price: Decimal | None  # None: the units differ in price (seats)
     subtotal: Decimal
     warning: str = ""
+
+    @property
+    def is_ticket(self) -> bool:
+        return self.kind is TICKETS
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,14 @@ class CartView:
     @property
     def empty(self) -> bool:
         return not self.lines
+
+    @property
+    def product_lines(self) -> list[LineView]:
+        return [v for v in self.lines if not v.is_ticket]
+
+    @property
+    def ticket_lines(self) -> list[LineView]:
+        return [v for v in self.lines if v.is_ticket]
 
     @property
     def time_left(self) -> str:
@@ -144,15 +156,14 @@ def cart_view(*, owner: str | None, now: datetime | None = None) -> CartView | N
     warnings = _warnings(cart, now)
     lines = []
     for kind, line in lines_of(cart):
-        units, price = kind.units(line), line.unit_price
         lines.append(
             LineView(
                 kind=kind,
                 line=line,
                 key=kind.key(line),
                 title=kind.title(line),
-                units=units,
-                unit_price=price,
+                units=kind.units(line),
+                unit_price=kind.unit_price(line),
                 subtotal=kind.subtotal(line),
                 warning=warnings.get(kind.key(line), "") if kind is PRODUCTS else "",
             )
@@ -173,7 +184,9 @@ def expired_cart(*, owner: str | None, now: datetime | None = None) -> Cart | No
         return None
     now = _now(now)
     raw = Cart._get_collection().find_one({"owner": owner}, sort=[("modified_at", -1)])
-    if raw is None or _is_live(raw, now) or not raw.get("items"):
+    if raw is None or _is_live(raw, now):
+        return None
+    if not (raw.get("items") or raw.get("tickets")):
         return None
     if raw["state"] not in (ACTIVE, EXPIRING, EXPIRED):
         return None

@@ -1,6 +1,11 @@
 """Orders, only ever for their owner or the holder of their secret link."""
 
-from shop.documents import Order
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.utils import timezone
+
+from shop.documents import PAID, Order
 from shop.errors import OrderNotFound
 
 
@@ -23,3 +28,45 @@ def orders_of_owner(*, owner: str | None, limit: int = 100) -> list[Order]:
     if not owner:
         return []
     return list(Order.objects(owner=owner).order_by("-created_at").limit(limit))
+
+
+def cancel_deadline(order: Order) -> datetime | None:
+    """When the owner's right to cancel ends: the earliest performance of the
+    order's tickets (None for an order without tickets)."""
+    starts = [line.ticket.start for line in order.lines if line.ticket is not None]
+    return min(starts) if starts else None
+
+
+def owner_may_cancel(order: Order, *, now: datetime | None = None) -> bool:
+    """Whether the order page offers "Cancel order" (``order_cancel``'s rule)."""
+    if order.state != PAID:
+        return False
+    deadline = cancel_deadline(order)
+    return deadline is None or (now or timezone.now()) < deadline
+
+
+@dataclass(frozen=True)
+class TicketGroup:
+    """The tickets of one performance in an order, for its page."""
+
+    show: str
+    theater: str
+    start: datetime
+    lines: list
+
+
+def order_tickets(order: Order) -> list[TicketGroup]:
+    """The order's ticket lines grouped by performance, soonest first."""
+    groups: dict[str, TicketGroup] = {}
+    for line in order.lines:
+        if line.ticket is None:
+            continue
+        ticket = line.ticket
+        group = groups.setdefault(
+            line.key,
+            TicketGroup(
+                show=ticket.show, theater=ticket.theater, start=ticket.start, lines=[]
+            ),
+        )
+        group.lines.append(line)
+    return sorted(groups.values(), key=lambda g: g.start)

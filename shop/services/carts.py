@@ -414,8 +414,10 @@ def cart_merge(
     anonymous cart, its hold is handed to the account's cart
     (stock_transfer: no unit is free in between) and the line is recorded
     there; a SKU both carts have is given back and added again, which may
-    find fewer units. The emptied anonymous cart is canceled. A cart in
-    checkout is left alone. Returns the account's cart, if any.
+    find fewer units. Seats move the same way (seats_transfer), joining the
+    account's line for their session. The emptied anonymous cart is
+    canceled. A cart in checkout is left alone. Returns the account's cart,
+    if any.
     """
     now = utcnow(now)
     if from_owner == to_owner:
@@ -449,8 +451,16 @@ def cart_merge(
         target = _live_cart(to_owner, now, create=True)
     for line in source.items:
         _merge_line(source.cart_id, target.cart_id, to_owner, line, now)
+    # Imported here: the ticket services build on this module's helpers.
+    from shop.services.tickets import tickets_merge
+
+    for line in source.tickets:
+        tickets_merge(
+            source_id=source.cart_id, target_id=target.cart_id, line=line, now=now
+        )
+    emptied = {f"{kind.field}.0": {"$exists": False} for kind in KINDS}
     carts().update_one(
-        {"_id": source.cart_id, "state": ACTIVE, "items": {"$size": 0}},
+        {"_id": source.cart_id, "state": ACTIVE, **emptied},
         {
             "$set": {"state": CANCELED, "ended_at": now, "modified_at": now},
             "$unset": {"live_owner": ""},

@@ -50,6 +50,7 @@ from shop.errors import (
     PricesChanged,
 )
 from shop.kinds import KINDS, lines_of
+from shop.kinds.base import money
 from shop.payments import Card, Charge, PaymentDeclined, PaymentError, provider
 from shop.services.common import carts, has_lines, hold_time, load_cart, orders, utcnow
 from shop.services.expiry import cart_expire
@@ -64,8 +65,7 @@ _FIRST_NUMBER = 100001
 CHECKOUT_GRACE = timedelta(minutes=10)
 
 
-def _money(value) -> Decimal:
-    return Decimal(value).quantize(Decimal("0.01"))
+_money = money
 
 
 def _next_order_number() -> str:
@@ -150,11 +150,10 @@ def _reprice(cart, now: datetime) -> None:
     changes = []
     for kind, line in lines_of(cart):
         try:
-            price = _money(kind.current_price(line=line))
+            fields, changed = kind.repriced(line=line)
         except DomainError as exc:
             raise LineUnavailable(kind.title(line), exc.message) from None
-        was = _money(line.unit_price)
-        if price == was:
+        if not fields:
             continue
         carts().update_one(
             {
@@ -162,37 +161,23 @@ def _reprice(cart, now: datetime) -> None:
                 "state": PENDING,
                 kind.field: {"$elemMatch": {kind.key_field: kind.key(line)}},
             },
-            {"$set": {f"{kind.field}.$.unit_price": Decimal128(price)}},
+            {"$set": {f"{kind.field}.$.{name}": v for name, v in fields.items()}},
         )
-        changes.append(f"{kind.title(line)} now £{price} (was £{was})")
+        changes.extend(changed)
     if changes:
         raise PricesChanged(changes)
 
 
 def _order_lines(cart) -> tuple[list[dict], Decimal]:
-    lines, subtotal = [], Decimal("0.00")
+    lines: list[dict] = []
     for kind, line in lines_of(cart):
-        unit = _money(line.unit_price)
-        total = _money(unit * kind.units(line))
-        subtotal += total
-        lines.append(
-            {
-                "kind": kind.name,
-                "key": kind.key(line),
-                "name": kind.title(line),
-                "quantity": kind.units(line),
-                "unit_price": Decimal128(unit),
-                "line_total": Decimal128(total),
-            }
-        )
-    return lines, subtotal
+        lines.extend(kind.order_lines(line=line))
+    subtotal = sum((line["line_total"].to_decimal() for line in lines), Decimal(0))
+    return lines, _money(subtotal)
 
 
-def _order_for(cart, *, email: str, shipping: dict, now: datetime) -> Order:
-    """Step 3: this cart's order, created or (after a decline) brought up to
-    date with the cart as it is now, with a new payment attempt counted in
-    the same write (``payment_attempts``: a fresh charge reference per
-    attempt, so a decline is not replayed). Unique on cart id."""
+def _order_details(cart, *, email: str, shipping: dict) -> tuple[dict, dict]:
+    """The order's fields from the cart as it is now: ($set, $unset)."""
     lines, subtotal = _order_lines(cart)
     details = {
         "email": email,
@@ -202,12 +187,35 @@ def _order_for(cart, *, email: str, shipping: dict, now: datetime) -> Order:
         "total": Decimal128(subtotal),
         "currency": CURRENCY,
     }
+    codes = [line["code"] for line in lines if line.get("code")]
+    if codes:
+        details["codes"] = codes
+        return details, {}
+    # No empty list: it would collide with other orders' in the unique index.
+    return details, {"codes": ""}
+
+
+def _order_for(cart, *, email: str, shipping: dict, now: datetime) -> Order:
+    """Step 3: this cart's order, created or (after a decline) brought up to
+    date with the cart as it is now, with a new payment attempt counted in
+    the same write (``payment_attempts``: a fresh charge reference per
+    attempt, so a decline is not replayed). Unique on cart id (and ticket
+    codes: a code drawn twice, however unlikely, is drawn again)."""
     for _ in range(3):
-        raw = orders().find_one_and_update(
-            {"cart_id": cart.cart_id, "state": PENDING_PAYMENT},
-            {"$set": details, "$inc": {"payment_attempts": 1}},
-            return_document=ReturnDocument.AFTER,
-        )
+        details, unset = _order_details(cart, email=email, shipping=shipping)
+        update = {
+            "$set": details,
+            "$inc": {"payment_attempts": 1},
+            **({"$unset": unset} if unset else {}),
+        }
+        try:
+            raw = orders().find_one_and_update(
+                {"cart_id": cart.cart_id, "state": PENDING_PAYMENT},
+                update,
+                return_document=ReturnDocument.AFTER,
+            )
+        except DuplicateKeyError:
+            continue
         if raw is not None:
             return Order._from_son(raw)
         try:

@@ -15,6 +15,7 @@ from shop.kinds import KINDS, Hold, LineKind
 from shop.services.checkout import checkouts_recover
 from shop.services.common import carts, load_cart, utcnow
 from shop.services.expiry import cart_expire
+from shop.services.orders import orders_cancel_recover
 
 # Entries and carts changed more recently than this may belong to a service
 # between its two writes right now: they are left for the next run.
@@ -25,6 +26,7 @@ _BATCH = 500
 @dataclass
 class ReconcileReport:
     recovered: int = 0  # checkouts finished or undone
+    canceled: int = 0  # order cancellations finished
     released: int = 0  # entries no live cart lists
     fitted: int = 0  # entries resized to their cart's line
     refreshed: int = 0  # entries confirmed and stamped
@@ -44,8 +46,9 @@ def _batches(iterable, size):
 def reservations_reconcile(*, now: datetime | None = None) -> ReconcileReport:
     """Release, resize or confirm every reservation entry against its cart.
 
-    First checkouts stuck in ``pending`` are finished or undone and each
-    kind's resource settles its own interrupted work. Then, for each entry
+    First checkouts stuck in ``pending`` are finished or undone, order
+    cancellations stuck in ``refunding`` are finished, and each kind's
+    resource settles its own interrupted work. Then, for each entry
     older than RECONCILE_GRACE: its cart missing or finished, or not listing
     it -> released (guarded on the entry being unchanged); cart past its hold
     or left ``expiring`` -> the cart is expired; active cart listing it with
@@ -54,7 +57,10 @@ def reservations_reconcile(*, now: datetime | None = None) -> ReconcileReport:
     """
     now = utcnow(now)
     before = now - RECONCILE_GRACE
-    report = ReconcileReport(recovered=checkouts_recover(now=now))
+    report = ReconcileReport(
+        recovered=checkouts_recover(now=now),
+        canceled=orders_cancel_recover(now=now),
+    )
     for kind in KINDS:
         kind.settle()
         for chunk in _batches(kind.holds(before=before), _BATCH):

@@ -13,8 +13,18 @@ from tests.booking.factories import make_session, make_theater, move_to_the_past
 
 
 @pytest.fixture
+def no_shop():
+    """The box office on its own, before any shop installs its hooks."""
+    saved = hooks.installed()
+    hooks.install()
+    yield
+    hooks.install(**saved)
+
+
+@pytest.fixture
 def shop_installed():
-    """What phase 2's shop will install: a cart per request and action URLs."""
+    """A stand-in shop: a cart per request and action URLs."""
+    saved = hooks.installed()
     hooks.install(
         cart_id=lambda request: request.GET.get("cart") and "me",
         action_urls=lambda request, session_id: {
@@ -24,7 +34,7 @@ def shop_installed():
         },
     )
     yield
-    hooks.install()
+    hooks.install(**saved)
 
 
 def test_whats_on_lists_upcoming_sessions_with_seats_left(client, mongo_db):
@@ -74,7 +84,7 @@ def test_seat_map_page_renders_accessible_seats_gaps_and_the_legend(client, sess
     assert 'hx-trigger="every 3s [document.visibilityState === ' in html
 
 
-def test_seat_map_without_a_shop_is_for_viewing_only(client, session_id):
+def test_seat_map_without_a_shop_is_for_viewing_only(client, session_id, no_shop):
     html = client.get(f"/sessions/{session_id}/").content.decode()
 
     assert 'type="submit" name="seat"' not in html

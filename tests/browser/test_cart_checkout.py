@@ -9,8 +9,8 @@ from catalog.selectors.stock import stock_level
 from tests.shop.factories import DECLINED_CARD, GOOD_CARD, make_product
 
 
-def add_from_its_page(page, sku: str, quantity: int, badge: str):
-    page.goto(f"/cart/add/?sku={sku}")
+def add_from_its_page(page, sku: str, quantity: int, badge: str, *, via: str):
+    page.goto(via)
     url = page.url
     form = page.locator("form.add-to-cart")
     form.locator("input[name=quantity]").fill(str(quantity))
@@ -38,9 +38,10 @@ def test_a_shopper_fills_a_cart_and_pays_after_a_declined_card(
     make_product(sku="SNKR-42", title="JC Sneaker", price="100.00")
     make_product(sku="HAT-1", title="Wool Hat", price="15.50", stock=4)
 
-    add_from_its_page(page, "SNKR-42", 1, "1")
+    # One from the catalogue's item page, one from the add page (no-JS path).
+    add_from_its_page(page, "SNKR-42", 1, "1", via="/p/item-SNKR-42/?sku=SNKR-42")
     screenshot(page, "added-first")
-    add_from_its_page(page, "HAT-1", 2, "3")
+    add_from_its_page(page, "HAT-1", 2, "3", via="/cart/add/?sku=HAT-1")
 
     page.get_by_role("link", name=re.compile("Cart")).click()
     expect(page).to_have_url(re.compile("/cart/$"))

@@ -1,7 +1,8 @@
 """Crash injection: a process dies between the two writes of a service.
 
-For every fault point of shop.faults, a real child process runs the real
-service, armed to ``os._exit`` at that point (no cleanup, no ``finally``).
+For every fault point of shop.faults (the ticket ones in
+test_ticket_crashes.py), a real child process runs the real service, armed
+to ``os._exit`` at that point (no cleanup, no ``finally``).
 Then reconcile_reservations and expire_carts run, and every invariant must
 hold: first while the carts are still within their hold, then once every
 hold has run out (every unit back on the shelf or sold).
@@ -113,7 +114,9 @@ SCENARIOS = {
 
 
 def test_every_fault_point_has_a_crash_scenario():
-    assert sorted(SCENARIOS) == sorted(faults.POINTS)
+    from tests.concurrency.test_ticket_crashes import TICKET_POINTS
+
+    assert sorted([*SCENARIOS, *TICKET_POINTS]) == sorted(faults.POINTS)
 
 
 def crash_at(point, work, arg):
@@ -125,7 +128,7 @@ def sold():
     return stock_level(sku="SHOE").sold + stock_level(sku="HAT").sold
 
 
-@pytest.mark.parametrize("point", faults.POINTS)
+@pytest.mark.parametrize("point", sorted(SCENARIOS))
 def test_after_a_crash_at_each_point_the_jobs_restore_every_invariant(
     point, mongo_uri, mongo_db
 ):

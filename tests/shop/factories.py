@@ -52,3 +52,23 @@ def card(number: str = GOOD_CARD):
     from shop.payments import Card
 
     return Card(number=number, exp_month=12, exp_year=2099, cvc="123")
+
+
+def make_show(
+    *, show: str = "Hamlet", hall: str = "Test Hall", days_after=None, layout=None
+) -> str:
+    """A performance on sale (booking's small hall unless ``layout``).
+
+    It starts 30 days after the later of now and the shop tests' fixed clock
+    (T0), so the box office (real clock) and the shop (T0) both see it open.
+    """
+    from datetime import UTC, datetime, timedelta
+
+    from django.utils import timezone
+
+    from tests.booking.factories import make_session, make_theater
+
+    t0 = datetime(2030, 1, 15, 12, 0, tzinfo=UTC)
+    start = max(t0, timezone.now()) + (days_after or timedelta(days=30))
+    theater = make_theater(hall, layout=layout)
+    return make_session(theater, show=show, starts_in=start - timezone.now())

@@ -7,8 +7,10 @@ from shop.selectors.invariants import invariant_keys, invariant_problems
 class Command(MongoCommand):
     help = (
         "Check every hold: per SKU free + held + sold == initial + restocks, "
-        "free >= 0, and each reservation belongs to an active or pending cart "
-        "listing it with the same quantity. Exits 1 naming the offenders."
+        "free >= 0; per session taken seats == held + sold, seatsAvailable == "
+        "real seats - taken, sold seats == the paid orders' tickets, no seat in "
+        "two carts or two paid orders; and each reservation belongs to an active "
+        "or pending cart listing exactly it. Exits 1 naming the offenders."
     )
 
     def handle(self, *args, **options):

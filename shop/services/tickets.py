@@ -1,0 +1,396 @@
+"""A shopper's seats: hold, best available, release, and their cart lines.
+
+Seats follow the cart's write order (DESIGN §3.2). Holding: the seats are
+taken on the session first (booking's one conditional update), then listed
+on the active cart (a conditional update guarded on ``state == "active"``
+and, for an existing line, on its ``rev``); if the cart refuses, the seats
+are released at once. A shopper's first hold creates the cart only after
+the seats are held (the cart is born with its line), so a refused hold
+leaves nothing behind. Releasing: the cart first, then the session. A crash
+between the two writes only ever leaves seats held that the cart does not
+list, which the reconciler (or the cart's expiry) returns.
+
+Lost races follow DESIGN §3.5: a hold refused because another cart has the
+seat first expires that cart if its hold has run out (or releases the seat
+if the cart is already over), then tries once more.
+"""
+
+import uuid
+from datetime import datetime
+
+from bson.decimal128 import Decimal128
+from pymongo.errors import DuplicateKeyError
+
+from booking.checks import MAX_SEATS_PER_HOLD, MAX_SEATS_PER_REQUEST, seat_count
+from booking.checks import positions as seat_positions
+from booking.errors import (
+    NoAdjacentSeats,
+    SeatsAlreadyHeld,
+    SeatsTaken,
+    UnknownZone,
+)
+from booking.selectors import seat_holders
+from booking.services import (
+    seats_best_available,
+    seats_hold,
+    seats_release,
+    seats_transfer,
+)
+from booking.values import HeldSeat, Seat, SeatHold
+from shop import faults
+from shop.documents import ACTIVE, EXPIRING, HOLDING_STATES, Cart
+from shop.errors import CartChanged, CartNotFound, SeatsNotInCart
+from shop.kinds import TICKETS
+from shop.services.carts import _live_cart, _missing_cart, _refusal, _touch
+from shop.services.common import carts, load_cart, utcnow
+from shop.services.expiry import cart_expire, carts_expire_holding
+
+# Read-then-write loops on a cart line retry this often when another request
+# of the same shopper changed the line in between.
+_ATTEMPTS = 4
+
+
+def _seat_son(seat: HeldSeat) -> dict:
+    return {
+        "row": seat.row,
+        "col": seat.col,
+        "key": seat.key,
+        "label": seat.label,
+        "zone": seat.zone,
+        "zone_name": seat.zone_name,
+        "price": Decimal128(seat.price),
+    }
+
+
+def _ticket_line(raw: dict, session_id: str) -> dict | None:
+    return next(
+        (t for t in raw.get("tickets") or [] if t["session_id"] == session_id), None
+    )
+
+
+def _line_son(held: SeatHold, now: datetime) -> dict:
+    return {
+        "session_id": held.session_id,
+        "show": held.show,
+        "theater": held.theater,
+        "start": held.start,
+        "seats": [_seat_son(seat) for seat in held.seats],
+        "rev": 0,
+        "added_at": now,
+    }
+
+
+def _record(cart_id: str, held: SeatHold, now: datetime) -> Cart | None:
+    """List ``held`` on the cart's line for its session (creating the line).
+
+    Guarded on the cart being active and, for an existing line, on its
+    ``rev``; a concurrent change of the line reads again. Returns the cart,
+    or None when the cart is no longer active (or kept changing).
+    """
+    sid = held.session_id
+    new = [_seat_son(seat) for seat in held.seats]
+    for _ in range(_ATTEMPTS):
+        raw = carts().find_one({"_id": cart_id}, {"state": 1, "tickets": 1})
+        if raw is None or raw["state"] != ACTIVE:
+            return None
+        line = _ticket_line(raw, sid)
+        if line is None:
+            son = _line_son(held, now)
+            query = {
+                "_id": cart_id,
+                "state": ACTIVE,
+                "tickets.session_id": {"$ne": sid},
+            }
+            update = {"$push": {"tickets": son}, "$set": _touch(now)}
+        else:
+            listed = {seat["key"] for seat in line["seats"]}
+            seats = line["seats"] + [s for s in new if s["key"] not in listed]
+            seats.sort(key=lambda s: (s["row"], s["col"]))
+            query = {
+                "_id": cart_id,
+                "state": ACTIVE,
+                "tickets": {"$elemMatch": {"session_id": sid, "rev": line["rev"]}},
+            }
+            update = {
+                "$set": {
+                    "tickets.$.seats": seats,
+                    "tickets.$.rev": line["rev"] + 1,
+                    **_touch(now),
+                }
+            }
+        # (update then read: the embedded server refuses a positional "$" in
+        # findAndModify.)
+        if carts().update_one(query, update).modified_count:
+            return load_cart(carts().find_one({"_id": cart_id}))
+    return None
+
+
+def _free_stale_holders(
+    session_id: str, seats: tuple[Seat, ...], cart_id: str, now: datetime
+) -> int:
+    """Expire the carts holding ``seats`` whose hold has run out, and release
+    seats of carts already over (a crash's leftovers). Returns how many.
+
+    A holder with no cart document is left alone: a first hold creates its
+    cart right after the seats, and the reconciler (with its grace period)
+    returns the seats if that cart never comes.
+    """
+    holders = set(seat_holders(session_id=session_id, seats=seats).values())
+    holders.discard(cart_id)
+    freed = 0
+    for holder in holders:
+        raw = carts().find_one({"_id": holder}, {"state": 1, "expires_at": 1})
+        if raw is None:
+            continue
+        if raw["state"] not in HOLDING_STATES:
+            # No live cart can list these seats again: they are orphans.
+            freed += bool(seats_release(session_id=session_id, cart_id=holder).seats)
+        elif raw["state"] == EXPIRING or (
+            raw["state"] == ACTIVE and raw["expires_at"] <= now
+        ):
+            freed += cart_expire(cart_id=holder, now=now)
+    return freed
+
+
+def _take_seats(
+    cart_id: str, session_id: str, wanted: tuple[Seat, ...], now: datetime
+) -> SeatHold:
+    for attempt in (1, 2):
+        try:
+            return seats_hold(session_id=session_id, cart_id=cart_id, seats=wanted)
+        except SeatsAlreadyHeld:
+            raise  # this cart's own seats: nobody to expire
+        except SeatsTaken as exc:
+            if attempt == 2 or not _free_stale_holders(
+                session_id, exc.seats or wanted, cart_id, now
+            ):
+                raise
+    raise AssertionError("unreachable")
+
+
+def _new_cart(owner: str, cart_id: str, held: SeatHold, now: datetime) -> bool:
+    """Second write of a first hold: the owner's cart, born with its line.
+
+    False when the owner got a live cart meanwhile (the unique live_owner
+    index refuses a second one).
+    """
+    cart = (
+        Cart(
+            cart_id=cart_id,
+            owner=owner,
+            live_owner=owner,
+            state=ACTIVE,
+            items=[],
+            created_at=now,
+            **_touch(now),
+        )
+        .to_mongo()
+        .to_dict()
+    )
+    cart["tickets"] = [_line_son(held, now)]
+    try:
+        carts().insert_one(cart)
+    except DuplicateKeyError:
+        return False
+    return True
+
+
+def _hold_for(owner: str, now: datetime, take, point: str) -> SeatHold:
+    """Hold seats with ``take(cart_id)``, then list them on the owner's cart.
+
+    An owner without a live cart gets one only once the seats are held (a
+    refused hold leaves nothing behind): the seats are held for a new cart
+    id, then the cart is created with its line. If the cart refuses, the
+    seats go straight back.
+    """
+    if not isinstance(owner, str) or not owner:
+        raise CartNotFound()
+    for _ in range(_ATTEMPTS):
+        cart = _live_cart(owner, now, create=False)
+        cart_id = cart.cart_id if cart is not None else uuid.uuid4().hex
+        held = take(cart_id)
+        faults.point(point)
+        if cart is not None:
+            if _record(cart_id, held, now) is None:
+                _give_back(cart_id, held)
+                raise _refusal(cart_id, now)
+            return held
+        if _new_cart(owner, cart_id, held, now):
+            return held
+        _give_back(cart_id, held)  # another request made the cart: use it
+    raise CartChanged()
+
+
+def _give_back(cart_id: str, held: SeatHold) -> None:
+    seats_release(session_id=held.session_id, cart_id=cart_id, seats=held.positions)
+
+
+def cart_hold_seats(
+    *,
+    owner: str,
+    session_id: str,
+    seats: tuple[Seat, ...],
+    now: datetime | None = None,
+) -> SeatHold:
+    """Hold ``seats`` of a session for the owner's cart and list them on it.
+
+    All or nothing: the seats are held on the session first (one
+    conditional update, every seat FREE), then added to the cart's line for
+    the session. Prices and labels come from the session, never the request.
+    A seat another cart has whose hold ran out is freed first and the hold
+    tried once more. Invariants: no seat in two carts; a cart lists only
+    seats the session holds for it (outside the instant between the writes).
+    Returns the seats held.
+
+    Raises InvalidSeats (not 1..10 distinct (row, col) pairs), SessionNotFound,
+    SessionClosed, SeatOffMap, SeatsTaken, SeatsAlreadyHeld, CartPending,
+    CartExpired, CartChanged.
+    """
+    wanted = seat_positions(seats, limit=MAX_SEATS_PER_HOLD)
+    now = utcnow(now)
+    return _hold_for(
+        owner,
+        now,
+        lambda cart_id: _take_seats(cart_id, session_id, wanted, now),
+        "tickets.after_hold",
+    )
+
+
+def cart_hold_best_available(
+    *,
+    owner: str,
+    session_id: str,
+    count: int,
+    zone: str | None = None,
+    now: datetime | None = None,
+) -> SeatHold:
+    """Hold the best ``count`` adjacent seats (in ``zone``, any if None) and
+    list them on the owner's cart.
+
+    Booking picks and holds the block in one conditional update (looking
+    again after each lost race); then the seats are listed as by
+    ``cart_hold_seats``. When no block is left, the stale carts listing the
+    session are expired and the search runs once more. Same invariants as
+    ``cart_hold_seats``.
+
+    Raises InvalidSeats (count not 1..10), UnknownZone, SessionNotFound,
+    SessionClosed, NoAdjacentSeats, BoxOfficeBusy, CartPending, CartExpired,
+    CartChanged.
+    """
+    count = seat_count(count)
+    if zone is not None and not isinstance(zone, str):
+        raise UnknownZone()
+    now = utcnow(now)
+
+    def take(cart_id: str) -> SeatHold:
+        for attempt in (1, 2):
+            try:
+                return seats_best_available(
+                    session_id=session_id, cart_id=cart_id, count=count, zone=zone
+                )
+            except NoAdjacentSeats:
+                if attempt == 2 or not carts_expire_holding(
+                    kind=TICKETS, key=session_id, now=now
+                ):
+                    raise
+        raise AssertionError("unreachable")
+
+    return _hold_for(owner, now, take, "tickets.after_best")
+
+
+def _unlist(cart_id: str, session_id: str, wanted, now: datetime) -> bool:
+    """First write of a release: take ``wanted`` (all if None) off the cart's
+    line, or the whole line when none would be left. Returns whether the
+    line listed any of them. Raises the cart's refusal."""
+    for _ in range(_ATTEMPTS):
+        raw = carts().find_one({"_id": cart_id}, {"state": 1, "tickets": 1})
+        if raw is None or raw["state"] != ACTIVE:
+            raise _refusal(cart_id, now)
+        line = _ticket_line(raw, session_id)
+        if line is None:
+            return False
+        keep = (
+            []
+            if wanted is None
+            else [s for s in line["seats"] if (s["row"], s["col"]) not in wanted]
+        )
+        if len(keep) == len(line["seats"]):
+            return False
+        guard = {"session_id": session_id, "rev": line["rev"]}
+        if keep:
+            update = {
+                "$set": {
+                    "tickets.$.seats": keep,
+                    "tickets.$.rev": line["rev"] + 1,
+                    **_touch(now),
+                }
+            }
+        else:
+            update = {"$pull": {"tickets": guard}, "$set": _touch(now)}
+        query = {"_id": cart_id, "state": ACTIVE, "tickets": {"$elemMatch": guard}}
+        if carts().update_one(query, update).modified_count:
+            return True
+    raise _refusal(cart_id, now)
+
+
+def cart_release_seats(
+    *,
+    owner: str,
+    session_id: str,
+    seats: tuple[Seat, ...] | None = None,
+    now: datetime | None = None,
+) -> SeatHold:
+    """Give back ``seats`` of a session (all the cart's seats there if None).
+
+    The cart first: the seats leave the session's line (the line goes when
+    none is left); then the session frees them (one conditional update
+    guarded on this cart's entries). A seat the session holds for the cart
+    without the cart listing it (left by a crash) is released too: the map
+    shows it as the shopper's. Seats of other carts are never touched.
+    Returns the seats released.
+
+    Raises InvalidSeats, SessionNotFound, SeatOffMap, SeatsNotInCart (none
+    of them held by this cart: nothing changed), CartPending, CartExpired,
+    CartChanged.
+    """
+    wanted = (
+        None if seats is None else seat_positions(seats, limit=MAX_SEATS_PER_REQUEST)
+    )
+    now = utcnow(now)
+    cart = _live_cart(owner, now, create=False)
+    if cart is None:
+        raise _missing_cart(owner, now, SeatsNotInCart())
+    listed = _unlist(cart.cart_id, session_id, wanted, now)
+    faults.point("tickets.after_unlist")
+    released = seats_release(session_id=session_id, cart_id=cart.cart_id, seats=wanted)
+    if not listed and not released.seats:
+        raise SeatsNotInCart()
+    return released
+
+
+def tickets_merge(*, source_id: str, target_id: str, line, now: datetime) -> None:
+    """Move one ticket line of an anonymous cart into the account's cart.
+
+    The line leaves the source cart (guarded on its ``rev``), the session
+    hands the source's seats to the target in one update (no seat is FREE
+    in between), and the target lists them; if the target refuses, they are
+    released. For ``cart_merge``; a crash at any step leaves only seats held
+    but unlisted, which the reconciler returns.
+    """
+    guard = {"session_id": line.session_id, "rev": line.rev}
+    if (
+        not carts()
+        .update_one(
+            {"_id": source_id, "state": ACTIVE, "tickets": {"$elemMatch": guard}},
+            {"$pull": {"tickets": guard}, "$set": {"modified_at": now}},
+        )
+        .modified_count
+    ):
+        return
+    faults.point("merge.after_ticket_source")
+    moved = seats_transfer(
+        session_id=line.session_id, from_cart_id=source_id, to_cart_id=target_id
+    )
+    faults.point("merge.after_ticket_transfer")
+    if moved.seats and _record(target_id, moved, now) is None:
+        _give_back(target_id, moved)
