@@ -96,6 +96,18 @@ def count(commands: int) -> None:
 
 
 @contextmanager
+def uncounted():
+    """Commands this thread issues inside count for no flow (a level's own
+    look-ups, not a user's)."""
+    previous = getattr(_local, "tally", None), getattr(_local, "record", None)
+    _local.tally, _local.record = None, None
+    try:
+        yield
+    finally:
+        _local.tally, _local.record = previous
+
+
+@contextmanager
 def action(name: str):
     """Count the commands this thread issues inside as one ``name`` action."""
     tally = getattr(_local, "tally", None)

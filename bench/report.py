@@ -42,7 +42,10 @@ def machine() -> str:
 
 
 def _row(label: str, cells: list[str]) -> str:
-    return label.ljust(LABEL_WIDTH) + "".join(c.rjust(COLUMN_WIDTH) for c in cells)
+    # A space before each cell even when it overflows its column.
+    return label.ljust(LABEL_WIDTH) + "".join(
+        " " + c.rjust(COLUMN_WIDTH - 1) for c in cells
+    )
 
 
 def _mib(kib: int | None) -> str:

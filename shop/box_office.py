@@ -10,11 +10,22 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from shop.identity import owner_of
-from shop.selectors.carts import cart_view, current_cart_id
+from shop.selectors.carts import CartView, cart_view
+
+# Where one drawing of the map keeps the shopper's cart: both hooks below need
+# it, and the map is drawn once any change the request makes is done.
+_VIEW = "_shop_cart_view"
+
+
+def _cart_view(request: HttpRequest) -> CartView | None:
+    if not hasattr(request, _VIEW):
+        setattr(request, _VIEW, cart_view(owner=owner_of(request)))
+    return getattr(request, _VIEW)
 
 
 def cart_id(request: HttpRequest) -> str | None:
-    return current_cart_id(request)
+    view = _cart_view(request)
+    return view.cart_id if view is not None else None
 
 
 def action_urls(request: HttpRequest, session_id: str) -> dict[str, str]:
@@ -28,10 +39,15 @@ def action_urls(request: HttpRequest, session_id: str) -> dict[str, str]:
 def cart_panel(request: HttpRequest) -> str:
     """The cart's countdown and totals (the same hold the cart page counts
     down), and the header badge out-of-band when htmx redraws the map."""
-    view = cart_view(owner=owner_of(request))
+    view = _cart_view(request)
     return render_to_string(
         "shop/_seat_map_cart.html",
-        {"view": view, "oob": bool(getattr(request, "htmx", False))},
+        {
+            "view": view,
+            "oob": bool(getattr(request, "htmx", False)),
+            # The badge's count from the view at hand (spares its query).
+            "cart_units": view.units if view is not None else 0,
+        },
         request=request,
     )
 

@@ -1,8 +1,8 @@
 """The services and HTTP levels' data: Marquee's own documents, nothing else.
 
-The bench writes stock in bulk for speed (bench/levels/marquee.py); these
-tests hold that shortcut to exactly what ``stock_restock`` writes, and the
-whole set-up to Marquee's invariant check.
+The bench opens its products' stock in bulk with ``stock_open`` for speed
+(bench/levels/marquee.py); these tests hold that to exactly what
+``stock_restock`` writes, and the whole set-up to Marquee's invariant check.
 """
 
 from datetime import UTC, datetime
@@ -11,7 +11,7 @@ from bench.harness import RunSpec
 from bench.levels import marquee
 from bench.scenarios import CartParams, all_scenarios
 from catalog.selectors.pricing import sellable
-from catalog.services.stock import stock_restock
+from catalog.services.stock import stock_open, stock_restock
 from shop.selectors.invariants import invariant_problems
 
 NOW = datetime(2030, 1, 15, 12, 0, tzinfo=UTC)
@@ -21,9 +21,9 @@ def _without_ids(doc: dict) -> dict:
     return {k: v for k, v in doc.items() if k not in ("_id", "sku")}
 
 
-def test_bulk_restock_writes_what_stock_restock_writes(mongo_db):
+def test_stock_open_writes_what_stock_restock_writes(mongo_db):
     stock_restock(sku="BY-SERVICE", quantity=250, note="initial", now=NOW)
-    marquee.bulk_restock({"IN-BULK": 250}, now=NOW, note="initial")
+    stock_open(quantities={"IN-BULK": 250}, note="initial", now=NOW)
 
     by_service = mongo_db.inventories.find_one({"_id": "BY-SERVICE"})
     in_bulk = mongo_db.inventories.find_one({"_id": "IN-BULK"})

@@ -23,6 +23,15 @@ session's shopper key and the cart); add the other 4 concurrently the same
 way; open the checkout page (``GET /checkout/``, whose form carries the
 cart id); pay (``POST /checkout/``, the page's form with the test card);
 follow the redirect to the order page, which shows "Paid".
+
+Theater flow: the performance's page with its seat map (``GET
+/sessions/<id>/``: ``view_seats``); an htmx hold of the user's own 5 seats
+(the raw level's ``seats_for``) through the map's form, ``POST
+/cart/tickets/<id>/hold/`` with the seats as repeated ``seat`` fields (the
+form takes up to 10; a click on the map sends one), answered with the
+redrawn map: ``hold_seats``; then checkout as above. Contended: a free
+pair of the hot seats read from the map; when beaten, another pair from
+the map the refusal redraws (the page's own behaviour), 3 tries.
 """
 
 from __future__ import annotations
@@ -47,7 +56,7 @@ from pathlib import Path
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from bench import monitor
-from bench.levels import Level, Outcome, Workload, marquee
+from bench.levels import Level, Outcome, Workload, marquee, raw
 from bench.web.counter import HEADER
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -65,6 +74,7 @@ KEEPALIVE_S = 1.0
 _CSRF = re.compile(r'"X-CSRFToken": "([^"]+)"')
 _CART_ID = re.compile(r'name="cart" value="([0-9a-f]{32})"')
 _SOLD_OUT = re.compile(r"Sorry, .*(is sold out|left of)")
+_SEAT = re.compile(r'id="seat-(\d+)-(\d+)" class="seat seat-(\w+)')
 _TOAST = re.compile(r'class="toast toast-(\w+)"[^>]*>([^<]*)<')
 
 
@@ -313,7 +323,7 @@ class Browser:
         headers = {"Accept": "text/html", "User-Agent": "marquee-bench"}
         body = None
         if fields is not None:
-            body = urlencode({"csrfmiddlewaretoken": self.csrf, **fields})
+            body = urlencode({"csrfmiddlewaretoken": self.csrf, **fields}, doseq=True)
             headers["Content-Type"] = "application/x-www-form-urlencoded"
             headers["Origin"] = self.base
             headers["Referer"] = url
@@ -385,13 +395,33 @@ class Handle:
     """What ``connect`` returns: the site to browse, and in the parent the
     database (for set-up and checks) and the server."""
 
-    def __init__(self, base: str, db=None, server: Server | None = None):
+    def __init__(
+        self,
+        base: str,
+        db=None,
+        server: Server | None = None,
+        *,
+        uri: str = "",
+        db_name: str = "",
+    ):
         self.base = base
         self.db = db
         self.server = server
+        self._uri, self._db_name = uri, db_name
+        self._lock = threading.Lock()
 
     def browser(self) -> Browser:
         return Browser(self.base)
+
+    def sessions(self) -> tuple[list[str], str]:
+        """The theater sessions' ids (a shopper arrives knowing the one it
+        wants): read once, with a client of the bench's own in a worker."""
+        with self._lock:
+            if self.db is None:
+                from pymongo import MongoClient
+
+                self.db = MongoClient(self._uri, tz_aware=True)[self._db_name]
+        return marquee.sessions(self.db)
 
 
 def connect(uri: str, db_name: str, pool: int) -> Handle:
@@ -400,7 +430,7 @@ def connect(uri: str, db_name: str, pool: int) -> Handle:
         started_for, _, base = os.environ.get(_SITE_ENV, "").partition(" ")
         if started_for != db_name:
             raise RuntimeError(f"no server was started for {db_name}")
-        return Handle(base)
+        return Handle(base, uri=uri, db_name=db_name)
     db = marquee.connect(uri, db_name)
     workers = int(os.environ.get(WORKERS_ENV) or DEFAULT_WORKERS)
     server = Server(uri, db_name, workers)
@@ -518,6 +548,100 @@ def cart_probe(ctx, rng) -> None:
         browser.close()
 
 
+def _seat_states(page: Page) -> dict[tuple[int, int], str]:
+    """Every seat of the drawn map and its state (free, taken, mine)."""
+    return {(int(row), int(col)): state for row, col, state in _SEAT.findall(page.text)}
+
+
+def _view_seats(browser: Browser, session_id: str) -> Page:
+    """The performance's page with its seat map (and the CSRF token)."""
+    with monitor.action("view_seats"):
+        page = browser.get(f"/sessions/{session_id}/").expect(200, "seat map")
+    browser.csrf = page.csrf_token()
+    return page
+
+
+def _hold(browser: Browser, session_id: str, seats) -> tuple[bool, Page]:
+    """An htmx hold of ``seats``: (held?, the redrawn map it answers with)."""
+    fields = {"seat": [f"{row}-{col}" for row, col in seats]}
+    with monitor.action("hold_seats"):
+        page = browser.post(
+            f"/cart/tickets/{session_id}/hold/", fields, htmx=True
+        ).expect(200, "hold seats")
+    toast = _TOAST.search(page.text)
+    if toast and toast.group(1) == "success":
+        return True, page
+    if toast and "just taken" in toast.group(2):
+        return False, page
+    raise RuntimeError(f"hold: {toast.group(2) if toast else page.text[:300]}")
+
+
+def theater_flow(ctx, rng) -> Outcome:
+    """The performance's page, a hold of this user's own seats, checkout."""
+    index, seats = raw.seats_for(ctx.run, ctx.user)
+    session_id = ctx.db.sessions()[0][index]
+    browser = ctx.db.browser()
+    try:
+        _view_seats(browser, session_id)
+        held, _ = _hold(browser, session_id, seats)
+        if not held:
+            return Outcome(kind="seats_taken", got="nothing")
+        _checkout(browser)
+    finally:
+        browser.close()
+    return Outcome(got=f"{len(seats)} seats")
+
+
+def contended_theater_flow(ctx, rng) -> Outcome:
+    """The page; a free pair of the hot seats; when beaten, another pair from
+    the map the refusal redraws (as the page does), 3 tries."""
+    p = ctx.run.params
+    session_id = ctx.db.sessions()[0][0]
+    browser = ctx.db.browser()
+    try:
+        page = _view_seats(browser, session_id)
+        for _ in range(p.attempts):
+            states = _seat_states(page)
+            row = [states.get((0, col), "taken") for col in range(p.hot_seats)]
+            free = raw.free_blocks(row, p.tickets, free="free")
+            if not free:
+                return Outcome(kind="sold_out", got="nothing")
+            first = rng.choice(free)
+            held, page = _hold(
+                browser, session_id, [(0, first + k) for k in range(p.tickets)]
+            )
+            if held:
+                _checkout(browser)
+                return Outcome(got=f"{p.tickets} seats")
+    finally:
+        browser.close()
+    return Outcome(kind="seats_taken", got="nothing")
+
+
+def theater_probe(ctx, rng) -> None:
+    """Every theater action once, on the probe's own session."""
+    p = ctx.run.params
+    session_id = ctx.db.sessions()[1]
+    browser = ctx.db.browser()
+    try:
+        _view_seats(browser, session_id)
+        held, _ = _hold(browser, session_id, [(0, k) for k in range(p.tickets)])
+        if not held:
+            raise RuntimeError("probe: could not hold the probe session's seats")
+        _checkout(browser)
+    finally:
+        browser.close()
+
+
+def _theater(user_flow) -> Workload:
+    return Workload(
+        setup=lambda handle, run: marquee.theater_setup(handle.db, run),
+        user_flow=user_flow,
+        probe=theater_probe,
+        check=lambda handle, run: marquee.theater_check(handle.db, run),
+    )
+
+
 _CART = Workload(
     setup=lambda handle, run: marquee.cart_setup(handle.db, run),
     user_flow=cart_flow,
@@ -539,8 +663,15 @@ LEVEL = Level(
         "view_checkout": 3,
         "checkout": 19,
         "view_order": 2,
+        "view_seats": 1,
+        "hold_seats": 9,
     },
-    workloads={"cart": _CART, "cart-contended": _CART},
+    workloads={
+        "cart": _CART,
+        "cart-contended": _CART,
+        "theater": _theater(theater_flow),
+        "theater-contended": _theater(contended_theater_flow),
+    },
     server_pids=server_pids,
     close=close,
 )

@@ -3,12 +3,11 @@
 Both levels run against the same documents, so they share this module. Data
 is written through Marquee's documents (``catalog.documents``: every item,
 variant and price is a validated MongoEngine document, inserted in bulk) and
-its stock through ``stock_restock``'s exact result: ``bulk_restock`` writes,
-for SKUs that have no inventory yet, the inventory and ledger entry that
-``catalog.services.stock.stock_restock`` would leave behind (one receipt,
-applied), 2 inserts per batch instead of 7 round trips per SKU. A test
-(tests/test_bench_data.py) holds the two to the same documents, and the
-probe's SKUs go through ``stock_restock`` itself.
+its stock through the catalog's own services: ``stock_open``, the bulk form
+of a first ``stock_restock`` (the same inventory and applied ledger entry,
+a few bulk writes instead of 7 round trips per SKU; tests/test_bench_data.py
+holds the two to the same documents), and ``stock_restock`` itself for the
+probe's SKUs.
 
 The check after a run is ``manage.py check_invariants``'s
 (``shop.selectors.invariants.invariant_problems``: per SKU free + held +
@@ -22,8 +21,8 @@ from __future__ import annotations
 import os
 import random
 from collections import Counter
-from datetime import datetime
 
+from bench import monitor
 from bench.levels import Check
 
 INSERT_BATCH = 500
@@ -75,51 +74,6 @@ def card():
 # --- Set-up -----------------------------------------------------------------
 
 
-def bulk_restock(stock: dict[str, int], *, now: datetime, note: str = "") -> None:
-    """Receive ``stock[sku]`` units of each SKU, none of which has an inventory.
-
-    Writes what ``stock_restock(sku=, quantity=, note=, now=)`` leaves after
-    its first receipt of a SKU: the inventory with the units free and
-    received, ``ledger_seq`` 1, and the ledger's entry 1, applied (no
-    ``pending`` flag). Set-up only: nothing else may write these SKUs yet.
-    """
-    from catalog.documents import Inventory, StockMovement
-
-    inventories = Inventory._get_collection()
-    ledger = StockMovement._get_collection()
-    skus = list(stock)
-    for start in range(0, len(skus), INSERT_BATCH):
-        batch = skus[start : start + INSERT_BATCH]
-        ledger.insert_many(
-            [
-                {
-                    "sku": s,
-                    "seq": 1,
-                    "quantity": stock[s],
-                    "note": note[:200],
-                    "at": now,
-                }
-                for s in batch
-            ],
-            ordered=False,
-        )
-        inventories.insert_many(
-            [
-                {
-                    "_id": s,
-                    "quantity": stock[s],
-                    "reservations": [],
-                    "received": stock[s],
-                    "sold": 0,
-                    "ledger_seq": 1,
-                    "modified_at": now,
-                }
-                for s in batch
-            ],
-            ordered=False,
-        )
-
-
 def _insert(documents) -> None:
     """Validated MongoEngine documents, inserted in one batch per collection."""
     documents = list(documents)
@@ -161,7 +115,7 @@ def cart_setup(db, run) -> str:
     """The scenario's products, stocked, plus the probe's two SKUs."""
     from django.utils import timezone
 
-    from catalog.services.stock import stock_restock
+    from catalog.services.stock import stock_open, stock_restock
     from config import mongo
 
     p = run.params
@@ -178,8 +132,10 @@ def cart_setup(db, run) -> str:
     products = {sku(i): (i, str(p.price(i))) for i in range(p.products)}
     products.update({s: (p.products + k, "9.50") for k, s in enumerate(PROBE_SKUS)})
     add_products(products, filler, now)
-    bulk_restock(
-        {sku(i): p.stock for i in range(p.products)}, now=now, note=INITIAL_NOTE
+    stock_open(
+        quantities={sku(i): p.stock for i in range(p.products)},
+        note=INITIAL_NOTE,
+        now=now,
     )
     for s in PROBE_SKUS:
         stock_restock(sku=s, quantity=PROBE_STOCK, note=INITIAL_NOTE, now=now)
@@ -188,6 +144,102 @@ def cart_setup(db, run) -> str:
         f"{p.products} items + variants + prices (1 KiB descriptions), stock "
         f"{p.stock:,} each{hot}"
     )
+
+
+def _row_label(row: int) -> str:
+    """A, B, ..., Z, AA, AB, ...: as halls letter their rows."""
+    label = ""
+    row += 1
+    while row:
+        row, rest = divmod(row - 1, 26)
+        label = chr(ord("A") + rest) + label
+    return label
+
+
+PROBE_SHOW = "Probe"
+
+
+def _show(index: int) -> str:
+    return f"Play {index:05d}"
+
+
+def theater_setup(db, run) -> str:
+    """Theaters and sessions through booking's own services, as staff make them.
+
+    ``theater_create`` for each hall (one price zone, rows x seats, no gaps),
+    ``session_create`` for each performance, in the raw level's order (so
+    that ``bench.levels.raw.seats_for`` picks the same seats), named
+    "Play 00000", ...; plus the probe's own session in the first hall.
+    """
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from booking.services import session_create, theater_create
+    from booking.values import SeatSpec, ZoneSpec
+    from config import mongo
+
+    p = run.params
+    mongo.ensure_indexes()
+    zones = [ZoneSpec(code="stalls", name="Stalls", colour="#9b2335", rank=0)]
+    layout = [
+        [
+            SeatSpec(row=_row_label(r), number=c + 1, zone="stalls")
+            for c in range(p.seats_per_row)
+        ]
+        for r in range(p.rows)
+    ]
+    halls = [
+        theater_create(name=f"Theater {t}", zones=zones, layout=layout)
+        for t in range(p.theaters)
+    ]
+    per_theater = p.sessions_for(run.users)
+    start = timezone.now() + timedelta(days=30)
+    prices = {"stalls": p.price}
+    for index in range(p.theaters * per_theater):
+        session_create(
+            theater_id=halls[index // per_theater],
+            show=_show(index),
+            start=start,
+            end=start + timedelta(hours=3),
+            prices=prices,
+        )
+    session_create(
+        theater_id=halls[0],
+        show=PROBE_SHOW,
+        start=start,
+        end=start + timedelta(hours=3),
+        prices=prices,
+    )
+    what = (
+        f"{p.hot_seats} hot seats in row A of 1 session"
+        if p.hot_seats
+        else f"{p.tickets} adjacent seats per user, none shared"
+    )
+    return (
+        f"{p.theaters} theater{'s' if p.theaters != 1 else ''} of "
+        f"{p.rows}x{p.seats_per_row} seats, {per_theater} session"
+        f"{'s' if per_theater != 1 else ''} each (booking's services); {what}"
+    )
+
+
+_sessions: dict[str, tuple[list[str], str]] = {}
+
+
+def sessions(db) -> tuple[list[str], str]:
+    """The load's session ids by number (the raw level's), and the probe's.
+
+    Read once per process and database, counted for no flow: a shopper
+    arrives knowing which performance it wants (a link, the listing).
+    """
+    if db.name not in _sessions:
+        with monitor.uncounted():
+            found = {
+                d["name"]: str(d["_id"]) for d in db.sessions.find({}, {"name": 1})
+            }
+        probe = found.pop(PROBE_SHOW)
+        _sessions[db.name] = ([found[name] for name in sorted(found)], probe)
+    return _sessions[db.name]
 
 
 # --- After the run ------------------------------------------------------------
@@ -233,4 +285,44 @@ def cart_check(db, run) -> Check:
     ]
     lines += [f"problem: {problem}" for problem in problems[:5]]
     figures = {"sold": sold_by_load, "offered": offered, "reserved": reserved}
+    return Check(ok=ok, oversell=oversell, lines=tuple(lines), figures=figures)
+
+
+def theater_check(db, run) -> Check:
+    """check_invariants (which for seats is booking's session check against the
+    paid orders' tickets), plus: no seat in two paid orders or sold twice in
+    its session, paid orders == completed carts."""
+    from shop.selectors.invariants import invariant_problems
+
+    p = run.params
+    problems = invariant_problems()
+    load, probe = sessions(db)
+    in_orders: Counter = Counter()
+    for order in db.orders.find({"state": "paid"}, {"lines": 1}):
+        for line in order["lines"]:
+            if line["kind"] == "ticket":
+                seat = (line["ticket"]["row"], line["ticket"]["col"])
+                in_orders[(line["key"], seat)] += 1
+    oversell = sum(n - 1 for n in in_orders.values() if n > 1)
+    sold_total = held_total = 0
+    for doc in db.sessions.find({}, {"sold.seat": 1, "reservations.seat": 1}):
+        sold = [tuple(e["seat"]) for e in doc["sold"]]
+        oversell += len(sold) - len(set(sold))
+        if str(doc["_id"]) != probe:
+            sold_total += len(sold)
+            held_total += len(doc["reservations"])
+    paid = db.orders.count_documents({"state": "paid"})
+    complete = db.carts.count_documents({"state": "complete"})
+    ok = not problems and oversell == 0 and paid == complete
+    lines = [
+        "check_invariants (per session taken == held + sold, seatsAvailable, "
+        "sold == the paid orders' tickets, every hold listed by a live cart): "
+        f"{'ok' if not problems else 'BROKEN'}",
+        f"seats sold to users {sold_total:,}, still held {held_total:,}; paid "
+        f"orders {paid:,} = completed carts {complete:,} (the probe's one "
+        "included)",
+    ]
+    lines += [f"problem: {problem}" for problem in problems[:5]]
+    offered = p.hot_seats or p.rows * p.seats_per_row * len(load)
+    figures = {"sold": sold_total, "offered": offered, "reserved": held_total}
     return Check(ok=ok, oversell=oversell, lines=tuple(lines), figures=figures)

@@ -516,6 +516,15 @@ def theater_flow(ctx, rng) -> Outcome:
     return Outcome(got=f"{len(seats)} seats")
 
 
+def free_blocks(row: list, size: int, *, free=0) -> list[int]:
+    """First seats of every run of ``size`` adjacent free seats in ``row``."""
+    return [
+        first
+        for first in range(len(row) - size + 1)
+        if all(state == free for state in row[first : first + size])
+    ]
+
+
 def contended_theater_flow(ctx, rng) -> Outcome:
     """Look at the map, try a free pair of the hot seats; again when beaten."""
     p = ctx.run.params
@@ -524,11 +533,7 @@ def contended_theater_flow(ctx, rng) -> Outcome:
     create_theater_cart(db, cart_id)
     for _ in range(p.attempts):
         row = view_seats(db, 0)[0][: p.hot_seats]
-        free = [
-            first
-            for first in range(p.hot_seats - p.tickets + 1)
-            if not any(row[first : first + p.tickets])
-        ]
+        free = free_blocks(row, p.tickets)
         if not free:
             return Outcome(kind="sold_out", got="nothing")
         first = rng.choice(free)

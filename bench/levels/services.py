@@ -12,6 +12,13 @@ cart (Marquee has no separate "create a cart": a cart exists once something
 is in it), the other 4 adds run concurrently, then ``cart_checkout`` pays
 with the test gateway's card. A sold-out product is a refused add; the user
 checks out what it could reserve.
+
+Theater flow, as the seed's: ``cart_hold_seats`` of the user's own 5
+adjacent seats (the raw level's ``seats_for``), in one conditional update of
+the session; the hold of a shopper without a cart makes the cart with its
+line (action ``hold_seats``); then ``cart_checkout``. Contended: look at the
+seat map (booking's ``seat_map`` selector: ``view_seats``), try a free pair
+of the hot seats, look again when beaten (3 tries).
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import uuid
 from functools import partial
 
 from bench import monitor
-from bench.levels import Level, Outcome, Workload, marquee
+from bench.levels import Level, Outcome, Workload, marquee, raw
 
 
 def connect(uri: str, db_name: str, pool: int):
@@ -70,9 +77,7 @@ def cart_flow(ctx, rng) -> Outcome:
     carts = [cart for cart in (first, *rest) if cart is not None]
     if not carts:
         return Outcome(kind="sold_out", got="nothing")
-    order = checkout(owner, carts[0].cart_id)
-    if order.state != "paid":
-        raise RuntimeError(f"order {order.number} is {order.state}")
+    _paid(checkout(owner, carts[0].cart_id))
     return Outcome(got=f"{len(carts)} of {p.items} items")
 
 
@@ -92,6 +97,86 @@ def cart_probe(ctx, rng) -> None:
     checkout(owner, cart.cart_id)
 
 
+def hold_seats(owner: str, session_id: str, seats) -> str | None:
+    """One hold; the cart's id, or None when a seat was taken first."""
+    from booking.errors import SeatsTaken
+    from shop.services.tickets import cart_hold_seats
+
+    with monitor.action("hold_seats"):
+        try:
+            held = cart_hold_seats(
+                owner=owner,
+                session_id=session_id,
+                seats=tuple((row, col) for row, col in seats),
+            )
+        except SeatsTaken:
+            return None
+    return held.cart_id
+
+
+def theater_flow(ctx, rng) -> Outcome:
+    """Hold this user's own seats, check out."""
+    index, seats = raw.seats_for(ctx.run, ctx.user)
+    owner = _owner(ctx.user)
+    cart_id = hold_seats(owner, marquee.sessions(ctx.db)[0][index], seats)
+    if cart_id is None:
+        return Outcome(kind="seats_taken", got="nothing")
+    _paid(checkout(owner, cart_id))
+    return Outcome(got=f"{len(seats)} seats")
+
+
+def view_seats(session_id: str) -> list[str]:
+    """The seat map's states of row A, as the shopper sees it."""
+    from booking.selectors import seat_map
+
+    with monitor.action("view_seats"):
+        found = seat_map(session_id=session_id)
+    return [cell.state for cell in found.rows[0].cells]
+
+
+def contended_theater_flow(ctx, rng) -> Outcome:
+    """Look at the map, try a free pair of the hot seats; again when beaten."""
+    p = ctx.run.params
+    owner = _owner(ctx.user)
+    session_id = marquee.sessions(ctx.db)[0][0]
+    for _ in range(p.attempts):
+        row = view_seats(session_id)[: p.hot_seats]
+        free = raw.free_blocks(row, p.tickets, free="free")
+        if not free:
+            return Outcome(kind="sold_out", got="nothing")
+        first = rng.choice(free)
+        seats = [(0, first + k) for k in range(p.tickets)]
+        cart_id = hold_seats(owner, session_id, seats)
+        if cart_id is not None:
+            _paid(checkout(owner, cart_id))
+            return Outcome(got=f"{p.tickets} seats")
+    return Outcome(kind="seats_taken", got="nothing")
+
+
+def theater_probe(ctx, rng) -> None:
+    """Every theater action once, on the probe's own session."""
+    p = ctx.run.params
+    session_id = marquee.sessions(ctx.db)[1]
+    owner = _owner(-1)
+    view_seats(session_id)
+    cart_id = hold_seats(owner, session_id, [(0, k) for k in range(p.tickets)])
+    if cart_id is None:
+        raise RuntimeError("probe: could not hold the probe session's seats")
+    _paid(checkout(owner, cart_id))
+
+
+def _paid(order) -> None:
+    if order.state != "paid":
+        raise RuntimeError(f"order {order.number} is {order.state}")
+
+
+_THEATER = Workload(
+    setup=marquee.theater_setup,
+    user_flow=theater_flow,
+    probe=theater_probe,
+    check=marquee.theater_check,
+)
+
 _CART = Workload(
     setup=marquee.cart_setup,
     user_flow=cart_flow,
@@ -108,7 +193,19 @@ LEVEL = Level(
         "first_add": 8,
         "add_to_cart": 7,
         "change_quantity": 4,
+        "view_seats": 1,
+        "hold_seats": 7,
         "checkout": 19,
     },
-    workloads={"cart": _CART, "cart-contended": _CART},
+    workloads={
+        "cart": _CART,
+        "cart-contended": _CART,
+        "theater": _THEATER,
+        "theater-contended": Workload(
+            setup=marquee.theater_setup,
+            user_flow=contended_theater_flow,
+            probe=theater_probe,
+            check=marquee.theater_check,
+        ),
+    },
 )

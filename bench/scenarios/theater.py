@@ -17,8 +17,9 @@ THEATER = Scenario(
     params=TheaterParams(),
     rate=100,
     duration=25,
-    quick_params=TheaterParams(),
-    quick_rate=20,
+    # Small enough for the smoke test to run every level within minutes.
+    quick_params=TheaterParams(theaters=2, sessions_per_theater=2),
+    quick_rate=10,
     quick_duration=2,
     seed_ops_per_flow=7,
     seed=(
@@ -58,7 +59,8 @@ THEATER_CONTENDED = Scenario(
     quick_params=TheaterParams(
         theaters=1, sessions_per_theater=1, tickets=2, hot_seats=20
     ),
-    quick_rate=20,
+    # 20 users for 10 pairs: at most half of them can win.
+    quick_rate=10,
     quick_duration=2,
     contended=True,
 )

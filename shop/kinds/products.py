@@ -96,6 +96,8 @@ class ProductKind(LineKind):
         )
 
     def ensure_held_lines(self, *, cart_id: str, lines: list, now: datetime) -> None:
+        if not lines:
+            return  # a cart of tickets only: no stock to look at
         # One indexed query for all of the cart's holds, not one per line.
         holds = {h.sku: h for h in stock_holds_of_cart(cart_id=cart_id)}
         for line in lines:
