@@ -6,8 +6,9 @@ is kept and reused), then measures, over ``--runs`` requests each:
 * browse with 0, 1 and 3 active facets, and the item page (with a shopper
   location, so the nearest-stores query runs too), through Django's test
   client: the whole server-side time (forms, selectors, templates);
-* the same database work issued directly with pymongo (the browse
-  aggregation the selector builds; the item page's finds and ``$geoNear``).
+* the same database work issued directly with pymongo (the browse scope's
+  counts and the aggregations the selector builds for them; the item page's
+  finds and ``$geoNear``).
 
 The ratio server/raw is the application's own cost on top of the database.
 Prints a table of p50/p95 in milliseconds.
@@ -57,13 +58,20 @@ def timed(func, runs: int) -> list[float]:
 
 
 def ensure_loaded(items: int, out) -> float | None:
-    """Load the demo catalogue unless this database already holds it."""
+    """Load the demo catalogue unless this database already holds it; bring
+    a catalogue kept from an older run up to date (indexes, browse scopes)."""
     from catalog import demo
-    from catalog.documents import Item
+    from catalog.documents import BrowseScope, Item, Summary
+    from catalog.services.scopes import browse_scopes_rebuild
+    from catalog.services.summaries import summaries_rescope
 
-    if Item._get_collection().estimated_document_count() == items:
-        return None
     mongo.ensure_indexes()
+    if Item._get_collection().estimated_document_count() == items:
+        if not Summary._get_collection().find_one({"scopes": {"$exists": True}}):
+            summaries_rescope()
+        if not BrowseScope._get_collection().find_one():
+            browse_scopes_rebuild()
+        return None
     started = time.monotonic()
     demo.load(items=items, seed=7, out=out)
     return time.monotonic() - started
@@ -104,7 +112,7 @@ def raw_work(path: str):
 
     from catalog.documents import Item, Price, Store, StoreStock, Summary, Variant
     from catalog.forms import BrowseForm
-    from catalog.selectors.browse import browse_pipeline
+    from catalog.selectors.browse import browse_pipelines, scope_counts
     from catalog.selectors.pricing import price_ids
     from catalog.selectors.stores import (
         stock_lines_pipeline,
@@ -115,8 +123,14 @@ def raw_work(path: str):
     if url.path.startswith("/c/"):
         form = BrowseForm(QueryDict(url.query), path=url.path.removeprefix("/c/"))
         assert form.is_valid(), form.errors
-        pipeline = browse_pipeline(form.browse_query())
-        return lambda: list(Summary._get_collection().aggregate(pipeline))
+        query = form.browse_query()
+
+        def browse():
+            counted = scope_counts(query)
+            for pipeline in browse_pipelines(query, counted).values():
+                list(Summary._get_collection().aggregate(pipeline))
+
+        return browse
 
     item_id = url.path.strip("/").split("/")[1]
     sku = parse_qs(url.query)["sku"][0]

@@ -16,8 +16,10 @@ from decimal import Decimal
 
 from bson import Decimal128
 
+from catalog import scopes
 from catalog.documents import (
     ONLINE,
+    BrowseScope,
     Item,
     Price,
     Store,
@@ -27,6 +29,7 @@ from catalog.documents import (
     store_stock_id,
 )
 from catalog.services.products import item_keywords
+from catalog.services.scopes import scopes_write
 from catalog.services.stock import stock_open
 from catalog.services.summaries import summary_of
 from config.progress import Progress
@@ -392,7 +395,7 @@ def _stock(rng: random.Random, item, variants, stores) -> list[dict]:
     return docs
 
 
-COLLECTIONS = (Item, Variant, Price, Summary, StoreStock, Store)
+COLLECTIONS = (Item, Variant, Price, Summary, BrowseScope, StoreStock, Store)
 
 
 def load(*, items: int, seed: int, out) -> None:
@@ -410,6 +413,8 @@ def load(*, items: int, seed: int, out) -> None:
     # seed stays the same whether or not the shop's stock is opened with it.
     online_rng = random.Random(seed + 1)
     totals = dict.fromkeys(["variants", "prices", "stock", "online"], 0)
+    # The browse scopes' counts, summed as the summaries are made.
+    tally = scopes.Tally()
     with Progress("catalog items", items, stream=out) as progress:
         for first in range(0, items, BATCH):
             batch = {name: [] for name in ("items", "variants", "prices", "summaries")}
@@ -446,10 +451,12 @@ def load(*, items: int, seed: int, out) -> None:
                     for v in batch["variants"]
                 }
             )
+            tally.add(batch["summaries"])
             totals["variants"] += len(batch["variants"])
             totals["prices"] += len(batch["prices"])
             totals["stock"] += len(batch["stock"])
             progress.advance(len(batch["items"]))
+    scopes_write(tally)
     out.write(
         f"catalog: {items} items, {totals['variants']} variants, "
         f"{totals['prices']} prices, {len(stores)} stores, "

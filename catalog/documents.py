@@ -209,6 +209,9 @@ class Summary(Document):
     # unwinding every variant (not indexed; filters use ``vars.attrs``).
     vattrs = me.ListField(me.StringField())
     keywords = me.ListField(me.StringField())
+    # The browse scopes the item shows in (``catalog.scopes.scopes_of``):
+    # one equality serves the catalogue, a department or a category subtree.
+    scopes = me.ListField(me.StringField())
     version = me.IntField(default=0)
 
     meta = {
@@ -224,8 +227,36 @@ class Summary(Document):
             {"fields": ["department", "created_at", "item_id"]},
             {"fields": ["department", "keywords", "item_id"]},
             {"fields": ["keywords", "item_id"]},
+            # A page of a scope with no other filter reads a window of one of
+            # these (see ``BrowseScope``), whatever the scope's size.
+            {"fields": ["scopes", "rating", "item_id"]},
+            {"fields": ["scopes", "price_cents", "item_id"]},
+            {"fields": ["scopes", "created_at", "item_id"]},
         ],
     }
+
+
+class BrowseScope(Document):
+    """The counts of one browse scope, kept by the summary service.
+
+    A read model of the summaries (``catalog.scopes`` says what is counted):
+    a page that filters by nothing but its scope takes its total, facet and
+    category counts from here, and its sort's bucket counts bound the query
+    for the page itself. Every summary write adds its difference with
+    ``$inc``; ``browse_scopes_rebuild`` recounts from the summaries, after a
+    bulk load and as a scheduled repair.
+    """
+
+    scope = me.StringField(primary_key=True)
+    n = me.IntField(default=0)
+    # Escaped facet token -> items carrying it.
+    facets = me.DictField()
+    # Escaped child path (a department in the catalogue) -> items under it.
+    children = me.DictField()
+    # Sort -> bucket -> items.
+    ranks = me.DictField()
+
+    meta = {"collection": "browse_scopes"}
 
 
 class StockLine(me.EmbeddedDocument):

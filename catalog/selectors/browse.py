@@ -1,17 +1,30 @@
-"""Faceted browse over the summaries: one aggregation per page.
+"""Faceted browse over the summaries: every read bounded by an index.
 
-The page, its total and every facet's counts come from one ``$facet``
-aggregation over the documents the department / category / keyword / price
-filters select. Facet counts are *disjunctive*: each facet is counted under
-every other active selection but not its own, so ticking a second brand
-widens the results and the brand counts stay put.
+Facet counts are *disjunctive*: each facet is counted under every other
+active selection but not its own, so ticking a second brand widens the
+results and the brand counts stay put. What a page reads depends on what
+it filters by (``browse_pipelines``):
 
-Two ``$match`` stages open the pipeline. The first holds only what an index
-can bound on any server (equalities, then at most one range or ``$in``);
-the second holds the exact rules (anchored regexes, ``$all``). MongoDB
-merges adjacent ``$match`` stages, so this costs it nothing; a simpler
-planner (the embedded server) uses the index for the first instead of
-scanning the collection.
+* Its scope only (a department's or category's landing page, the usual
+  case): the counts come from the scope's ``BrowseScope`` document (kept by
+  the summary service, see ``catalog.scopes``) and the page from a window of
+  the sort key that the scope's bucket counts say holds it. A page reads one
+  counts document and a few dozen summaries however large the scope.
+* Facets, words or a price range: one ``$facet`` aggregation over the
+  summaries that match everything (the page, total, unselected facets and
+  categories), and counts per selected facet over the summaries that
+  match everything but that facet (with one facet selected and no words or
+  prices, its counts are the scope's own). Each is read through an index
+  on its rarest selection; a single ``$facet`` for all would read their
+  union, which no index bounds: the whole scope.
+
+Every aggregation opens with two ``$match`` stages. The first holds only
+what an index can bound on any server (equalities, then at most one range
+or ``$in``); the second holds the exact rules (anchored regexes, ``$all``).
+MongoDB merges adjacent ``$match`` stages, so this costs it nothing; a
+simpler planner (the embedded server, which reads every document an index
+range holds before it sorts or limits) uses the index for the first instead
+of scanning the collection.
 
 Paging is by keyset: the sort key, then ``_id`` in the same direction as a
 tie-break, so pages never skip or repeat an item however many share a price.
@@ -23,8 +36,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from catalog import facets
-from catalog.documents import Summary
+from catalog import facets, scopes
+from catalog.documents import BrowseScope, Summary
 
 SORTS = {
     "relevance": "Best match",
@@ -119,7 +132,7 @@ class BrowsePage:
     exists: bool = True
 
 
-# --- the pipeline ------------------------------------------------------------
+# --- the pipelines -----------------------------------------------------------
 
 
 def _prefix_range(prefix: str) -> dict:
@@ -127,16 +140,45 @@ def _prefix_range(prefix: str) -> dict:
     return {"$gte": prefix, "$lt": prefix[:-1] + chr(ord(prefix[-1]) + 1)}
 
 
-def _scope_filters(query: BrowseQuery) -> tuple[dict, dict]:
-    """(index part, exact part) of the filters every count shares.
+def _narrowing(
+    selected: dict[str, tuple[str, ...]], counted: dict | None
+) -> tuple[str, dict] | None:
+    """The selection an index bounds: the facet whose selected values the
+    scope's counts say the fewest items carry, or without counts the first
+    selected item facet (a brand is usually rarer than a size)."""
+    options = []
+    for order, name in enumerate((*facets.ITEM_FACETS, *facets.VARIANT_FACETS)):
+        if not selected.get(name):
+            continue
+        tokens = [facets.token(name, v) for v in selected[name]]
+        field = "attrs" if name in facets.ITEM_FACETS else "vars.attrs"
+        held = order
+        if counted is not None:
+            stored = counted.get("facets") or {}
+            held = sum(stored.get(scopes.escape(t), 0) for t in tokens)
+        options.append((held, order, field, tokens))
+    if not options:
+        return None
+    _held, _order, field, tokens = min(options)
+    return field, {"$in": tokens}
+
+
+def _filters(
+    query: BrowseQuery,
+    selected: dict[str, tuple[str, ...]],
+    counted: dict | None = None,
+) -> tuple[dict, dict]:
+    """(index part, exact part) of the documents a count or page reads: the
+    query's scope, words and price range, and the facet ``selected``.
 
     The index part is the department plus the first of these that applies,
     each served by a ``department + <field> + _id`` index: a whole search
-    word, a half-typed one (a prefix range), the category subtree (a range),
-    the price range. The exact part repeats or refines them all.
+    word, a facet selection, a half-typed word (a prefix range), the category
+    subtree (a range), the price range. The exact part repeats or refines
+    them all.
     """
     indexed: dict = {}
-    exact: dict = {}
+    exact: list[dict] = []
     bounds: list[tuple[str, object]] = []
     if query.department:
         indexed["department"] = query.department
@@ -145,11 +187,15 @@ def _scope_filters(query: BrowseQuery) -> tuple[dict, dict]:
         *whole, last = words
         if whole:
             bounds.append(("keywords", whole[0]))
-            exact["keywords"] = {"$all": whole}
+            exact.append({"keywords": {"$all": whole}})
+    narrowing = _narrowing(selected, counted) if query.department else None
+    if narrowing:
+        bounds.append(narrowing)
+    if words:
         bounds.append(("keywords", _prefix_range(last)))
         # The last word may be half typed: it matches as a prefix. The regex
         # is built from escaped text, as a string (never a compiled pattern).
-        exact["$and"] = [{"keywords": {"$regex": "^" + re.escape(last)}}]
+        exact.append({"keywords": {"$regex": "^" + re.escape(last)}})
     if query.category and query.category != query.department:
         # The category itself or anything below it, never a sibling that
         # merely starts with the same letters ("Shoes/Womenswear"). The range
@@ -157,7 +203,9 @@ def _scope_filters(query: BrowseQuery) -> tuple[dict, dict]:
         bounds.append(
             ("category", {"$gte": query.category, "$lt": query.category + "0"})
         )
-        exact["category"] = {"$regex": "^" + re.escape(query.category) + "(/|$)"}
+        exact.append(
+            {"category": {"$regex": "^" + re.escape(query.category) + "(/|$)"}}
+        )
     price: dict = {}
     if query.min_cents is not None:
         price["$gte"] = query.min_cents
@@ -165,11 +213,16 @@ def _scope_filters(query: BrowseQuery) -> tuple[dict, dict]:
         price["$lte"] = query.max_cents
     if price:
         bounds.append(("price_cents", price))
-        exact["price_cents"] = price
+        exact.append({"price_cents": price})
+    selection = _selection_filter(selected)
+    if selection:
+        exact.append(selection)
     if bounds:
         name, bound = bounds[0]
         indexed[name] = bound
-    return indexed, exact
+    if len(exact) > 1:
+        return indexed, {"$and": exact}
+    return indexed, exact[0] if exact else {}
 
 
 def _selection_filter(
@@ -206,30 +259,39 @@ def _match(filter_: dict) -> list[dict]:
     return [{"$match": filter_}] if filter_ else []
 
 
-def _variant_values(selected: dict[str, tuple[str, ...]], name: str) -> list[dict]:
-    """Count a variant facet when another variant facet is selected too.
+def _others(selected: dict, name: str) -> dict:
+    return {other: values for other, values in selected.items() if other != name}
 
-    Only the variants that satisfy the other variant selections count, and
-    an item counts once per value however many of its variants carry it.
+
+def _facet_stages(selected: dict, name: str) -> list[dict]:
+    """Count facet ``name``'s values over summaries that match every
+    selection but its own (disjunctive: ticking a second brand widens the
+    results, and the brand counts stay put).
+
+    A variant facet counted while another variant facet is selected counts
+    only the variants that satisfy the other selection ("sizes in red"),
+    and an item once per value however many of its variants carry it.
     """
+    if name in facets.ITEM_FACETS:
+        return _group_tokens("$attrs")
     others = [
         {"vars.attrs": {"$in": [facets.token(other, v) for v in selected[other]]}}
         for other in facets.VARIANT_FACETS
         if other != name and selected.get(other)
     ]
+    if not others:
+        return _group_tokens("$vattrs")
     return [
-        *_match(_selection_filter(selected, exclude=name)),
         {"$unwind": "$vars"},
-        *_match(others[0] if len(others) == 1 else {"$and": others}),
+        {"$match": others[0] if len(others) == 1 else {"$and": others}},
         {"$unwind": "$vars.attrs"},
         {"$group": {"_id": {"t": "$vars.attrs", "i": "$_id"}}},
         {"$group": {"_id": "$_id.t", "n": {"$sum": 1}}},
     ]
 
 
-def _group_tokens(selected: dict, exclude: str | None, array: str) -> list[dict]:
+def _group_tokens(array) -> list[dict]:
     return [
-        *_match(_selection_filter(selected, exclude=exclude)),
         {"$project": {"t": array}},
         {"$unwind": "$t"},
         {"$group": {"_id": "$t", "n": {"$sum": 1}}},
@@ -255,9 +317,35 @@ def _cursor_value(query: BrowseQuery, value):
     return value
 
 
-def _hits_pipeline(query: BrowseQuery) -> list[dict]:
+def _page_stages(query: BrowseQuery) -> list[dict]:
+    """After the cursor, in sort order, one more than a page (whether a next
+    page exists, without a count), only what a card shows."""
     key, direction = _sort_spec(query)
-    stages = [*_match(_selection_filter(query.selected))]
+    stages = []
+    if query.after is not None:
+        value = _cursor_value(query, query.after.value)
+        beyond = "$gt" if direction == 1 else "$lt"
+        stages.append(
+            {
+                "$match": {
+                    "$or": [
+                        {key: {beyond: value}},
+                        {key: value, "_id": {beyond: query.after.item_id}},
+                    ]
+                }
+            }
+        )
+    return [
+        *stages,
+        {"$sort": {key: direction, "_id": direction}},
+        {"$limit": query.per_page + 1},
+        {"$project": dict.fromkeys(CARD_FIELDS, 1)},
+    ]
+
+
+def _hits(query: BrowseQuery) -> list[dict]:
+    key, _direction = _sort_spec(query)
+    stages = []
     if key == "score":
         # Words found in the title weigh most; the rating orders the rest.
         # Each term adds 10 and a rating is at most 5, so they never mix.
@@ -278,65 +366,101 @@ def _hits_pipeline(query: BrowseQuery) -> list[dict]:
             for word in query.keywords
         ]
         stages.append({"$addFields": {"score": {"$add": [*title_hits, "$rating"]}}})
+    return [*stages, *_page_stages(query)]
+
+
+def _window(query: BrowseQuery, counted: dict) -> dict | None:
+    """Bounds on the sort key that hold the next page, from the scope's
+    bucket counts: the buckets past the cursor's own, in sort order, until
+    they hold more than a page. None: the rest of the scope is that small.
+
+    The cursor's bucket is read but not counted (part of it came before).
+    """
+    key, direction = _sort_spec(query)
+    rank = scopes.RANK_OF_FIELD[key]
+    start = None
     if query.after is not None:
-        value = _cursor_value(query, query.after.value)
-        beyond = "$gt" if direction == 1 else "$lt"
-        stages.append(
-            {
-                "$match": {
-                    "$or": [
-                        {key: {beyond: value}},
-                        {key: value, "_id": {beyond: query.after.item_id}},
-                    ]
-                }
-            }
-        )
-    stages += [
-        {"$sort": {key: direction, "_id": direction}},
-        # One more than a page: whether a next page exists, without a count.
-        {"$limit": query.per_page + 1},
-        {"$project": dict.fromkeys(CARD_FIELDS, 1)},
-    ]
-    return stages
+        start = rank.bucket(_cursor_value(query, query.after.value))
+    stored = (counted.get("ranks") or {}).get(rank.name) or {}
+    # Walking in sort order, direction * bucket only grows.
+    ahead = sorted(
+        (direction * int(bucket), n)
+        for bucket, n in stored.items()
+        if start is None or direction * int(bucket) > direction * start
+    )
+    held = 0
+    for signed, n in ahead:
+        held += n
+        if held > query.per_page:
+            low, high = rank.bounds(direction * signed)
+            return {"$gte": low} if direction == -1 else {"$lt": high}
+    return None
 
 
-def browse_pipeline(query: BrowseQuery) -> list[dict]:
-    """The whole aggregation behind one browse page (also used by the bench)."""
-    indexed, exact = _scope_filters(query)
+def browse_pipelines(
+    query: BrowseQuery, counted: dict | None, *, windowed: bool = True
+) -> dict[str, list[dict]]:
+    """The aggregations behind one browse page, by name (also run by the
+    bench). ``counted`` is the scope's ``BrowseScope`` document when the
+    query filters by nothing but its scope and facets (``scope_counts``).
+
+    * Nothing selected and ``counted``: only ``hits``, the page itself, read
+      from the sort key's window the scope's bucket counts give (the counts
+      all come from ``counted``).
+    * Otherwise ``page``: one ``$facet`` over the summaries that match
+      every filter (hits, total, the unselected facets' and the categories'
+      counts); and per selected facet, ``facet:<name>`` over the summaries
+      that match every filter but that facet. Each opens with a ``$match``
+      an index bounds on the selection the scope's counts say is rarest:
+      "Marlow, size 7, green" reads the Marlow summaries for the page, the
+      sizes and the colours, and the green ones for the brands. With one
+      facet selected and ``counted``, its counts are the scope's own.
+    """
     selected = {name: values for name, values in query.selected.items() if values}
-    variant_selected = [n for n in facets.VARIANT_FACETS if selected.get(n)]
+    if counted is not None and not selected:
+        first = {"scopes": _scope(query)}
+        window = _window(query, counted) if windowed else None
+        if window is not None:
+            first[_sort_spec(query)[0]] = window
+        return {"hits": [{"$match": first}, *_page_stages(query)]}
 
+    indexed, exact = _filters(query, selected, counted)
     branches: dict[str, list[dict]] = {
-        "hits": _hits_pipeline(query),
-        "total": [*_match(_selection_filter(selected)), {"$count": "n"}],
-        # Every facet with no selection of its own shares this count.
-        "shared": _group_tokens(
-            selected, None, {"$concatArrays": ["$attrs", "$vattrs"]}
-        ),
-        "categories": [
-            *_match(_selection_filter(selected)),
-            {"$group": {"_id": "$category", "n": {"$sum": 1}}},
-        ],
+        "hits": _hits(query),
+        "total": [{"$count": "n"}],
+        # Every facet with no selection of its own is counted here.
+        "shared": _group_tokens({"$concatArrays": ["$attrs", "$vattrs"]}),
+        "categories": [{"$group": {"_id": "$category", "n": {"$sum": 1}}}],
     }
-    for name in facets.ITEM_FACETS:
-        if selected.get(name):
-            branches[f"item:{name}"] = _group_tokens(selected, name, "$attrs")
-    for name in facets.VARIANT_FACETS:
-        others = [n for n in variant_selected if n != name]
-        if others:
-            branches[f"variant:{name}"] = _variant_values(selected, name)
-        elif selected.get(name):
-            branches[f"variant:{name}"] = _group_tokens(selected, name, "$vattrs")
     if not query.department:
-        branches["departments"] = [
-            *_match(_selection_filter(selected)),
-            {"$group": {"_id": "$department", "n": {"$sum": 1}}},
-        ]
-
+        branches["departments"] = [{"$group": {"_id": "$department", "n": {"$sum": 1}}}]
     # No $project before the $facet: MongoDB reads only the fields the
     # pipeline uses anyway, and on the embedded server an early projection
     # of every matching summary costs more than it saves.
-    return [*_match(indexed), *_match(exact), {"$facet": branches}]
+    pipelines = {"page": [*_match(indexed), *_match(exact), {"$facet": branches}]}
+    if counted is None or len(selected) > 1:
+        for name in selected:
+            f_indexed, f_exact = _filters(query, _others(selected, name), counted)
+            pipelines[f"facet:{name}"] = [
+                *_match(f_indexed),
+                *_match(f_exact),
+                *_facet_stages(selected, name),
+            ]
+    return pipelines
+
+
+def _scope(query: BrowseQuery) -> str:
+    return query.category or query.department or scopes.ALL
+
+
+def scope_counts(query: BrowseQuery) -> dict | None:
+    """The scope's ``BrowseScope`` document, when the query filters by
+    nothing but its scope and facets (words and prices are not counted
+    ahead); None otherwise, or when the scope has none (a scope with no
+    items, or counts not built yet: the aggregations count instead)."""
+    if query.keywords or query.min_cents is not None or query.max_cents is not None:
+        return None
+    return BrowseScope._get_collection().find_one({"_id": _scope(query)})
 
 
 # --- reading the result ------------------------------------------------------
@@ -346,13 +470,13 @@ def _counts(rows: list[dict]) -> Counter:
     return Counter({row["_id"]: row["n"] for row in rows})
 
 
-def _facet_counts(result: dict, selected: dict) -> dict[str, Counter]:
+def _facet_counts(result: dict) -> dict[str, Counter]:
     """Facet name -> value -> count, each from the branch that counts it."""
     per_facet: dict[str, Counter] = {name: Counter() for name in facets.FACETS}
     sources = {name: result["shared"] for name in facets.FACETS}
     for key, rows in result.items():
         kind, _, name = key.partition(":")
-        if kind in ("item", "variant"):
+        if kind == "facet":
             sources[name] = rows
     for name, rows in sources.items():
         for tok, n in _counts(rows).items():
@@ -406,11 +530,48 @@ def _scope_exists(query: BrowseQuery) -> bool:
     if not query.department:
         return True
     scope = BrowseQuery(department=query.department, category=query.category)
-    indexed, exact = _scope_filters(scope)
+    indexed, exact = _filters(scope, {})
     found = Summary._get_collection().aggregate(
         [*_match(indexed), *_match(exact), {"$limit": 1}, {"$project": {"_id": 1}}]
     )
     return any(True for _ in found)
+
+
+def _rows(counts: dict) -> list[dict]:
+    """A stored count map as the rows a ``$group`` returns (zeros dropped:
+    what a scope no longer holds)."""
+    return [{"_id": scopes.unescape(k), "n": n} for k, n in counts.items() if n > 0]
+
+
+def _run(query: BrowseQuery, counted: dict | None) -> dict[str, list]:
+    """Every branch's rows, from the aggregations and the scope's counts."""
+    summaries = Summary._get_collection()
+    pipelines = browse_pipelines(query, counted)
+    found = {name: list(summaries.aggregate(p)) for name, p in pipelines.items()}
+    if "page" in found:
+        result = found.pop("page")[0]
+        result.update(found)
+        for name, values in query.selected.items():
+            if values and f"facet:{name}" not in result:
+                # The only selection: its counts are the scope's own.
+                result[f"facet:{name}"] = _rows(counted["facets"])
+        return result
+    hits = found["hits"]
+    if len(hits) <= query.per_page:
+        # Fewer than a window holds: the window was the rest of the scope,
+        # or the counts are behind the summaries (a repair is due). Read
+        # without a window to be sure.
+        unbounded = browse_pipelines(query, counted, windowed=False)["hits"]
+        if unbounded != pipelines["hits"]:
+            hits = list(summaries.aggregate(unbounded))
+    children = _rows(counted.get("children") or {})
+    return {
+        "hits": hits,
+        "total": [{"n": counted.get("n", 0)}],
+        "shared": _rows(counted.get("facets") or {}),
+        "categories": children,
+        "departments": children if not query.department else [],
+    }
 
 
 def browse(query: BrowseQuery) -> BrowsePage:
@@ -418,11 +579,10 @@ def browse(query: BrowseQuery) -> BrowsePage:
     if query.text.strip() and not query.keywords:
         # Nothing searchable was typed (only punctuation): nothing matches.
         return BrowsePage(query, [], 0, [], [], [], None, exists=True)
-    rows = list(Summary._get_collection().aggregate(browse_pipeline(query)))
-    result = rows[0] if rows else {}
+    result = _run(query, scope_counts(query))
     selected = {name: values for name, values in query.selected.items() if values}
     hits = result.get("hits", [])
-    per_facet = _facet_counts(result, selected)
+    per_facet = _facet_counts(result)
     facet_list = []
     for name in facets.FACETS:
         chosen = set(selected.get(name, ()))

@@ -14,8 +14,9 @@ from decimal import Decimal
 from bson import Decimal128
 from pymongo.errors import DuplicateKeyError
 
-from catalog import facets
+from catalog import facets, scopes
 from catalog.documents import ONLINE, Item, Price, Summary, Variant
+from catalog.services.scopes import scopes_apply
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -96,6 +97,7 @@ def summary_of(
         "vars": summary_vars,
         "vattrs": list(vattrs),
         "keywords": keywords,
+        "scopes": scopes.scopes_of(item["department"], item["category"]),
         "version": item.get("version", 0),
     }
 
@@ -110,10 +112,8 @@ def summary_rebuild(*, item_id: str) -> dict | None:
     is gone or has no online price. Raises nothing.
     """
     item = Item._get_collection().find_one({"_id": item_id})
-    summaries = Summary._get_collection()
     if item is None:
-        summaries.delete_one({"_id": item_id})
-        return None
+        return _store(item_id, None, version=None)
     variants = list(Variant._get_collection().find({"item_id": item_id}).sort("_id"))
     ids = online_price_ids(item_id, (v["_id"] for v in variants))
     prices = {
@@ -121,15 +121,63 @@ def summary_rebuild(*, item_id: str) -> dict | None:
         for p in Price._get_collection().find({"_id": {"$in": ids}})
     }
     summary = summary_of(item=item, variants=variants, prices=prices)
-    version = item.get("version", 0)
-    if summary is None:
-        summaries.delete_one({"_id": item_id, "version": {"$lte": version}})
-        return None
-    try:
-        summaries.replace_one(
-            {"_id": item_id, "version": {"$lte": version}}, summary, upsert=True
-        )
-    except DuplicateKeyError:
-        # A rebuild from a newer version got there first: it stands.
-        return None
-    return summary
+    return _store(item_id, summary, version=item.get("version", 0))
+
+
+def _store(item_id: str, summary: dict | None, *, version: int | None) -> dict | None:
+    """Write (or, for None, delete) the summary, and move the browse scopes'
+    counts by exactly the difference from the summary it replaces.
+
+    A compare-and-swap on the summary's ``rev``: read it, write only if its
+    ``rev`` is still the one read, else read again. Each write thus knows
+    the summary it really replaced, and the counts' differences add up
+    however many writers race. (A find-and-replace would say so in one round
+    trip on MongoDB, but the embedded server can hand two concurrent callers
+    the same "before" document.) ``version`` None: the item is gone, any
+    summary goes.
+    """
+    summaries = Summary._get_collection()
+    while True:
+        old = summaries.find_one({"_id": item_id})
+        if old is not None and version is not None and old.get("version", 0) > version:
+            return None  # a rebuild from a newer version got there first
+        if summary is None:
+            if old is None:
+                return None
+            if summaries.delete_one(
+                {"_id": item_id, "rev": old.get("rev")}
+            ).deleted_count:
+                scopes_apply(old, None)
+                return None
+            continue
+        new = {**summary, "rev": (old or {}).get("rev", 0) + 1}
+        if old is None:
+            try:
+                summaries.insert_one(new)
+            except DuplicateKeyError:
+                continue
+        elif not summaries.replace_one(
+            {"_id": item_id, "rev": old.get("rev")}, new
+        ).matched_count:
+            continue
+        scopes_apply(old, new)
+        return new
+
+
+def summaries_rescope() -> int:
+    """Give every summary the browse scopes of its department and category
+    (summaries stored before they carried them); returns how many changed.
+    One update per category, each touching only the summaries that differ."""
+    summaries = Summary._get_collection()
+    changed = 0
+    pairs = summaries.aggregate(
+        [{"$group": {"_id": {"d": "$department", "c": "$category"}}}]
+    )
+    for pair in pairs:
+        department, category = pair["_id"]["d"], pair["_id"]["c"]
+        expected = scopes.scopes_of(department, category)
+        stale = {"department": department, "category": category}
+        stale["scopes"] = {"$ne": expected}
+        result = summaries.update_many(stale, {"$set": {"scopes": expected}})
+        changed += result.modified_count
+    return changed
