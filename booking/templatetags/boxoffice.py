@@ -1,8 +1,10 @@
 from decimal import Decimal
 
 from django import template
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
 
-from booking.values import format_money
+from booking.values import MapCell, SeatMap, format_money
 
 register = template.Library()
 
@@ -11,3 +13,59 @@ register = template.Library()
 def money(amount: Decimal | None) -> str:
     """£35, £20.50: how the box office writes a price."""
     return "" if amount is None else format_money(amount)
+
+
+# The seat grid is drawn here rather than by a template loop: a 30 x 30 hall
+# is 900 buttons of a dozen attributes each, redrawn after every click and
+# poll, and the template engine spent most of a request's CPU on them. Every
+# value is escaped as the template would escape it; the markup is the same.
+_REDRAW = (
+    'hx-target="#seat-map" hx-swap="outerHTML" hx-sync="closest #seat-map:replace"'
+)
+
+
+def _seat(cell: MapCell, can_hold: bool, can_release: bool, release_url: str) -> str:
+    if not cell.is_seat:
+        return '<span class="cell gap" role="gridcell"></span>'
+    classes = " ".join(
+        ["seat", f"seat-{cell.state}", *(f"seat-{f}" for f in cell.flags)]
+    )
+    key = escape(cell.key)
+    if cell.state == "free" and can_hold:
+        action = f'type="submit" name="seat" value="{key}"'
+    elif cell.state == "mine" and can_release:
+        url = escape(release_url)
+        action = (
+            f'type="submit" name="seat" value="{key}" formaction="{url}" '
+            f'hx-post="{url}" {_REDRAW}'
+        )
+    else:
+        action = 'type="button" aria-disabled="true"'
+    return (
+        f'<span class="cell" role="gridcell"><button id="{cell.dom_id}" '
+        f'class="{escape(classes)}" style="--zone: {escape(cell.colour)}" '
+        f'data-row="{cell.row}" data-col="{cell.col}" '
+        f'aria-label="{escape(cell.accessible_name)}" {action}>'
+        f"{escape(cell.number)}</button></span>"
+    )
+
+
+@register.simple_tag
+def seat_rows(
+    seat_map: SeatMap, can_hold: bool, can_release: bool, release_url: str | None
+) -> SafeString:
+    """Every row of the seat grid, its seats' buttons and its labels."""
+    rows = []
+    for row in seat_map.rows:
+        label = escape(row.label)
+        seats = "".join(
+            _seat(cell, can_hold, can_release, release_url or "") for cell in row.cells
+        )
+        rows.append(
+            '<div class="seat-row" role="row">\n'
+            f'  <span class="row-label" role="rowheader">{label}</span>\n'
+            f"  {seats}\n"
+            f'  <span class="row-label" aria-hidden="true">{label}</span>\n'
+            "</div>"
+        )
+    return mark_safe("\n".join(rows))
