@@ -1,7 +1,7 @@
 from decimal import Decimal
+from html import escape
 
 from django import template
-from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from booking.values import MapCell, SeatMap, format_money
@@ -15,10 +15,12 @@ def money(amount: Decimal | None) -> str:
     return "" if amount is None else format_money(amount)
 
 
-# The seat grid is drawn here rather than by a template loop: a 30 x 30 hall
-# is 900 buttons of a dozen attributes each, redrawn after every click and
-# poll, and the template engine spent most of a request's CPU on them. Every
-# value is escaped as the template would escape it; the markup is the same.
+# The seat grid and the list of free seats are drawn here rather than by
+# template loops: a 30 x 30 hall is 900 buttons of a dozen attributes each,
+# redrawn after every click and poll, and the template engine spent most of
+# a request's CPU on them. Every value is escaped as the template escapes it
+# (``django.utils.html.escape`` is this ``escape``, marked safe); the markup
+# is the same.
 _REDRAW = (
     'hx-target="#seat-map" hx-swap="outerHTML" hx-sync="closest #seat-map:replace"'
 )
@@ -46,7 +48,7 @@ def _seat(cell: MapCell, can_hold: bool, can_release: bool, release_url: str) ->
         f'class="{escape(classes)}" style="--zone: {escape(cell.colour)}" '
         f'data-row="{cell.row}" data-col="{cell.col}" '
         f'aria-label="{escape(cell.accessible_name)}" {action}>'
-        f"{escape(cell.number)}</button></span>"
+        f"{escape(str(cell.number))}</button></span>"
     )
 
 
@@ -69,3 +71,23 @@ def seat_rows(
             "</div>"
         )
     return mark_safe("\n".join(rows))
+
+
+@register.simple_tag
+def free_seat_items(cells: list[MapCell], can_hold: bool) -> SafeString:
+    """The list view's items: a button to hold each free seat (or its name
+    when holding is not possible), with its flags in words."""
+    items = []
+    for cell in cells:
+        label = escape(cell.label)
+        if can_hold:
+            label = (
+                f'<button type="submit" class="link" name="seat" '
+                f'value="{escape(cell.key)}" '
+                f'aria-label="Hold {escape(cell.accessible_name)}">{label}</button>'
+            )
+        flags = "".join(
+            f'<span class="flag">, {escape(words)}</span>' for words in cell.flag_words
+        )
+        items.append(f"<li>{label}{flags}</li>")
+    return mark_safe("\n".join(items))
