@@ -210,6 +210,7 @@ def _scenario(plan: Plan, run: RunSpec, target: Target, document: dict) -> int:
     plan = replace(plan, levels=tuple(chosen))
     for level in plan.levels:
         if plan.run:
+            target.renew()
             results.append(
                 run_level(
                     level, run, plan.shape, target, keep_db=plan.keep_db, log=_log
@@ -244,6 +245,7 @@ def _search(plan: Plan, level: levels.Level, run: RunSpec, target: Target):
     probes = []
 
     def run_at(rate: float):
+        target.renew()
         result = run_level(
             level,
             replace(
