@@ -67,7 +67,7 @@ def ensure_loaded(items: int, out) -> float | None:
 
     mongo.ensure_indexes()
     if Item._get_collection().estimated_document_count() == items:
-        if not Summary._get_collection().find_one({"scopes": {"$exists": True}}):
+        if Summary._get_collection().find_one({"scopes": {"$exists": False}}):
             summaries_rescope()
         if not BrowseScope._get_collection().find_one():
             browse_scopes_rebuild()

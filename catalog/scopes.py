@@ -89,8 +89,9 @@ class Rank:
         return EPOCH + bucket * _DAY, EPOCH + (bucket + 1) * _DAY
 
 
-# Tenths of a star, whole pounds, days: buckets of a few dozen items at most
-# in a department of the demo's 10,000-item catalogue.
+# Tenths of a star, whole pounds, days: in a department of the demo's
+# 10,000-item catalogue a bucket holds up to about a hundred items (the most
+# at 5 stars, where the demo's ratings pile up), ten times that at 100,000.
 RANKS = {
     "rating": Rank("rating", "rating"),
     "price": Rank("price", "price_cents"),

@@ -9,7 +9,7 @@ it filters by (``browse_pipelines``):
   case): the counts come from the scope's ``BrowseScope`` document (kept by
   the summary service, see ``catalog.scopes``) and the page from a window of
   the sort key that the scope's bucket counts say holds it. A page reads one
-  counts document and a few dozen summaries however large the scope.
+  counts document and the summaries of the buckets it spans, not the scope.
 * Facets, words or a price range: one ``$facet`` aggregation over the
   summaries that match everything (the page, total, unselected facets and
   categories), and counts per selected facet over the summaries that
