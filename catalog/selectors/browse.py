@@ -428,12 +428,17 @@ def browse_pipelines(
     branches: dict[str, list[dict]] = {
         "hits": _hits(query),
         "total": [{"$count": "n"}],
-        # Every facet with no selection of its own is counted here.
+        # Every facet with no selection of its own is counted here (a size
+        # under a chosen colour has a branch of its own, below).
         "shared": _group_tokens({"$concatArrays": ["$attrs", "$vattrs"]}),
         "categories": [{"$group": {"_id": "$category", "n": {"$sum": 1}}}],
     }
     if not query.department:
         branches["departments"] = [{"$group": {"_id": "$department", "n": {"$sum": 1}}}]
+    for name in facets.VARIANT_FACETS:
+        if name not in selected and any(n in selected for n in facets.VARIANT_FACETS):
+            # Sizes under a chosen colour count only the variants in it.
+            branches[f"facet:{name}"] = _facet_stages(selected, name)
     # No $project before the $facet: MongoDB reads only the fields the
     # pipeline uses anyway, and on the embedded server an early projection
     # of every matching summary costs more than it saves.

@@ -82,6 +82,22 @@ def test_size_and_colour_counts_under_each_other(small_catalog):
     assert [(d.label, d.count) for d in page.departments] == [("Shoes", 2)]
 
 
+@pytest.mark.parametrize("department", ["Shoes", None])
+def test_sizes_under_a_colour_count_only_the_variants_in_that_colour(
+    small_catalog, department
+):
+    # Black variants: 1 in 7, 2 in 6, 3 in 6, 4 in 9, 5 in 10, 6 in M. Item 1
+    # also has a 7 in red and item 3 a 7 in red: those do not count. With a
+    # department the colour's own counts come from the scope's counts.
+    page = browse(BrowseQuery(department=department, selected={"colour": ("black",)}))
+
+    sizes = {"6": 2, "7": 1, "9": 1, "10": 1}
+    if department is None:
+        sizes["M"] = 1
+    assert counts(page, "size") == sizes
+    assert counts(page, "colour")["black"] == (5 if department else 6)
+
+
 def test_a_selected_value_with_no_matches_stays_listed_to_be_unticked(small_catalog):
     page = browse(
         BrowseQuery(department="Clothing", selected={"brand": ("Northfield",)})
