@@ -8,7 +8,6 @@ loaded catalog and an edited one look the same to browsing.
 """
 
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
 from decimal import Decimal
 
 from bson import Decimal128
@@ -17,8 +16,6 @@ from pymongo.errors import DuplicateKeyError
 from catalog import facets, scopes
 from catalog.documents import ONLINE, Item, Price, Summary, Variant
 from catalog.services.scopes import scopes_apply
-
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def online_price_ids(item_id: str, skus: Iterable[str]) -> list[str]:
@@ -89,7 +86,7 @@ def summary_of(
         "brand": item.get("brand"),
         # Sort keys are never null: paging compares them with a cursor.
         "rating": float(item.get("rating") or 0.0),
-        "created_at": item.get("created_at") or EPOCH,
+        "created_at": item.get("created_at") or scopes.EPOCH,
         "price": Decimal128(price),
         "price_cents": price_cents,
         "attrs": attrs,
@@ -109,7 +106,8 @@ def summary_rebuild(*, item_id: str) -> dict | None:
     the item's ``version`` before calling this, and the summary is replaced
     only by one built from a version at least as new, so two rebuilds racing
     cannot leave the older state behind. Deletes the summary when the item
-    is gone or has no online price. Raises nothing.
+    is gone or has no online price. The browse scopes' counts follow each
+    write (``_store``). Raises nothing.
     """
     item = Item._get_collection().find_one({"_id": item_id})
     if item is None:
