@@ -255,6 +255,12 @@ class BrowseScope(Document):
     children = me.DictField()
     # Sort -> bucket -> items.
     ranks = me.DictField()
+    # The version of the counts: a recount sets a new epoch, and every
+    # summary write in the scope adds one to v (``catalog.services.scopes``).
+    epoch = me.ObjectIdField()
+    v = me.IntField(default=0)
+    # A department's last written item ids, one per version (newest last).
+    changed = me.ListField(me.StringField())
 
     meta = {"collection": "browse_scopes"}
 

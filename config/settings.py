@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 
 def _env_bool(name: str, default: bool = False) -> bool:
@@ -147,6 +148,14 @@ MONGO_EMBEDDED_LOG = VAR_DIR / "log" / "mongo.log"
 # --- Reservations --------------------------------------------------------
 # How long a cart holds stock and seats after its last change.
 CART_HOLD_MINUTES = int(os.environ.get("MARQUEE_HOLD_MINUTES", "30"))
+
+# --- Browse --------------------------------------------------------------
+# The in-memory facet index of each department (catalog.selectors.
+# browse_index): "background" builds a missing or stale one in a thread while
+# the page aggregates, "sync" builds it within the request, "off" never.
+BROWSE_INDEX = os.environ.get("MARQUEE_BROWSE_INDEX", "background")
+if BROWSE_INDEX not in ("background", "sync", "off"):
+    raise ImproperlyConfigured("MARQUEE_BROWSE_INDEX must be background, sync or off.")
 
 # --- django-q2 -----------------------------------------------------------
 Q_CLUSTER = {

@@ -44,3 +44,11 @@ def mongo_db(mongo_uri, mongo_admin):
     mongo.ensure_indexes()
     yield mongo_admin[name]
     mongo_admin.drop_database(name)
+
+
+@pytest.fixture(autouse=True)
+def browse_index_at_once(settings):
+    """Browse indexes are built within the request that needs them, so a
+    test sees the index's answer, never a race with a background build
+    (tests that compare it with the aggregations switch it off)."""
+    settings.BROWSE_INDEX = "sync"

@@ -18,6 +18,12 @@ it filters by (``browse_pipelines``):
   on its rarest selection; a single ``$facet`` for all would read their
   union, which no index bounds: the whole scope.
 
+Before either, a department's page without search words is answered by the
+department's in-memory facet index (``catalog.selectors.browse_index``)
+when it is up to date: the same counts and page from arrays, plus one read
+of the page's summaries. The aggregations below serve everything else, and
+every page while an index is being built.
+
 Every aggregation opens with two ``$match`` stages. The first holds only
 what an index can bound on any server (equalities, then at most one range
 or ``$in``); the second holds the exact rules (anchored regexes, ``$all``).
@@ -38,6 +44,7 @@ from decimal import Decimal
 
 from catalog import facets, scopes
 from catalog.documents import BrowseScope, Summary
+from catalog.selectors import browse_index
 
 SORTS = {
     "relevance": "Best match",
@@ -458,14 +465,29 @@ def _scope(query: BrowseQuery) -> str:
     return query.category or query.department or scopes.ALL
 
 
-def scope_counts(query: BrowseQuery) -> dict | None:
-    """The scope's ``BrowseScope`` document, when the query filters by
-    nothing but its scope and facets (words and prices are not counted
-    ahead); None otherwise, or when the scope has none (a scope with no
-    items, or counts not built yet: the aggregations count instead)."""
-    if query.keywords or query.min_cents is not None or query.max_cents is not None:
+def _scope_document(query: BrowseQuery) -> dict | None:
+    """The scope's ``BrowseScope`` document (counts and version) unless the
+    query searches words, which neither the counts nor the index cover;
+    None too when the scope has none (no items, or counts not built yet)."""
+    if query.keywords:
         return None
     return BrowseScope._get_collection().find_one({"_id": _scope(query)})
+
+
+def _counted(query: BrowseQuery, scope_doc: dict | None) -> dict | None:
+    """The scope's counts when they are the query's: it filters by nothing
+    but its scope and facets (a price range is not counted ahead)."""
+    if query.min_cents is not None or query.max_cents is not None:
+        return None
+    return scope_doc
+
+
+def scope_counts(query: BrowseQuery) -> dict | None:
+    """The scope's ``BrowseScope`` document, when the query filters by
+    nothing but its scope and facets; None otherwise, or when the scope has
+    none (a scope with no items, or counts not built yet: the aggregations
+    count instead)."""
+    return _counted(query, _scope_document(query))
 
 
 # --- reading the result ------------------------------------------------------
@@ -548,6 +570,21 @@ def _rows(counts: dict) -> list[dict]:
     return [{"_id": scopes.unescape(k), "n": n} for k, n in counts.items() if n > 0]
 
 
+def _run_indexed(
+    query: BrowseQuery, index: browse_index.DepartmentIndex
+) -> dict[str, list]:
+    """Every branch's rows from the department's index, and the page's
+    summaries read by ``_id``."""
+    result = index.evaluate(query, _sort_spec(query))
+    ids = result.pop("ids")
+    found = Summary._get_collection().find(
+        {"_id": {"$in": ids}}, dict.fromkeys(CARD_FIELDS, 1)
+    )
+    by_id = {doc["_id"]: doc for doc in found}
+    result["hits"] = [by_id[item_id] for item_id in ids if item_id in by_id]
+    return result
+
+
 def _run(query: BrowseQuery, counted: dict | None) -> dict[str, list]:
     """Every branch's rows, from the aggregations and the scope's counts."""
     summaries = Summary._get_collection()
@@ -584,7 +621,12 @@ def browse(query: BrowseQuery) -> BrowsePage:
     if query.text.strip() and not query.keywords:
         # Nothing searchable was typed (only punctuation): nothing matches.
         return BrowsePage(query, [], 0, [], [], [], None, exists=True)
-    result = _run(query, scope_counts(query))
+    scope_doc = _scope_document(query)
+    index = browse_index.index_for(query, scope_doc)
+    if index is not None:
+        result = _run_indexed(query, index)
+    else:
+        result = _run(query, _counted(query, scope_doc))
     selected = {name: values for name, values in query.selected.items() if values}
     hits = result.get("hits", [])
     per_facet = _facet_counts(result)

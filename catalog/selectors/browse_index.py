@@ -1,0 +1,507 @@
+"""An in-memory facet index of one department, for faceted pages.
+
+Counting facet values under filters means reading every summary that
+matches: a ``$facet`` over a brand's 2,000 summaries, and one more per
+selected facet. MongoDB does that quickly; the embedded server spends about
+0.2 ms a summary, so a three-facet page of a 100,000-item catalogue takes
+seconds. This index holds what counting and ordering need of a department's
+summaries (each item's facet tokens, its variants' tokens, its category and
+sort keys) as arrays, so a faceted page costs one read of the scope's counts
+document, array arithmetic, and one read of the page's own summaries by
+``_id``.
+
+It is a cache of the summaries, never a source, and it answers only when it
+is up to date. Every summary write bumps the version (``epoch``, ``v``) of
+each scope document it touches and logs the item on its department's
+document (``catalog.services.scopes``); an index remembers the versions it
+was built under, read *before* the summaries, and serves a query only while
+its scope's version is no newer. A stale index is brought up to date within
+the request: the log names the items written since, and only those are read
+again. When the log no longer reaches back (or the counts were recounted),
+browse aggregates as before while the index is built anew: in a background
+thread in a server (``BROWSE_INDEX = "background"``), at once in tests
+(``"sync"``), never with ``"off"``. Staleness can cost time, never a wrong
+count.
+"""
+
+import bisect
+import copy
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+
+import numpy as np
+from django.conf import settings
+
+from catalog import facets
+from catalog.documents import BrowseScope, Summary
+
+log = logging.getLogger("marquee.catalog")
+
+# What the index reads of a summary.
+_FIELDS = {
+    "category": 1, "rating": 1, "price_cents": 1, "created_at": 1,
+    "attrs": 1, "vattrs": 1, "vars.attrs": 1,
+}  # fmt: skip
+# Indexes kept per process (one per department and database).
+_KEPT = 32
+# Dead entries an index may carry before it is built anew (or a quarter of
+# its items, if more).
+_DEAD_ALLOWED = 256
+
+
+def _ms(moment: datetime) -> int:
+    """A date as the browse cursor carries it: whole milliseconds."""
+    return int(moment.replace(tzinfo=moment.tzinfo or UTC).timestamp() * 1000)
+
+
+def _version(scope_doc: Mapping) -> tuple:
+    return scope_doc.get("epoch"), scope_doc.get("v", 0)
+
+
+class DepartmentIndex:
+    """The browse-relevant arrays of one department's summaries.
+
+    Items are numbered in the order they were added, and variants in item
+    order, so the items of any run of variants come sorted. ``item_tokens``
+    and ``vattr_tokens`` map a facet token to the items carrying it on the
+    item or on any variant, ``variant_tokens`` to the variants carrying it.
+    An item that changed is added again under a new number and its old
+    number is marked dead (``alive``); every count starts from ``alive``.
+
+    An index is never changed once it serves pages (``load`` and
+    ``refreshed`` return new ones), so a thread reading it needs no lock.
+    """
+
+    def __init__(self, department: str, versions: Mapping) -> None:
+        self.department = department
+        self.versions = dict(versions)
+        self.ids: list[str] = []
+        self.number: dict[str, int] = {}  # item id -> its live number
+        self.alive = np.zeros(0, dtype=bool)
+        self.dead = 0
+        self.category_names: list[str] = []
+        self.category = np.zeros(0, dtype=np.int32)
+        self.keys = {
+            "rating": np.zeros(0, dtype=np.float64),
+            "price_cents": np.zeros(0, dtype=np.int64),
+            "created_at": np.zeros(0, dtype=np.int64),
+        }
+        self.variant_item = np.zeros(0, dtype=np.int64)
+        self.item_tokens: dict[str, np.ndarray] = {}
+        self.vattr_tokens: dict[str, np.ndarray] = {}
+        self.variant_tokens: dict[str, np.ndarray] = {}
+        # Sort field -> the (key, _id) pairs ascending and the item numbers
+        # in that order, made on first use.
+        self._orders: dict[str, tuple[list[tuple], np.ndarray]] = {}
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    @classmethod
+    def load(cls, department: str) -> "DepartmentIndex":
+        """Read the department's scope versions, then its summaries: a write
+        landing in between leaves the versions older than the data, so the
+        index is refreshed once more, never trusted past a change it missed."""
+        versions, _changed = _versions(department)
+        index = cls(department, versions)
+        index._add(
+            Summary._get_collection().find(
+                {"department": department}, _FIELDS, batch_size=5000
+            )
+        )
+        return index
+
+    def refreshed(self) -> "DepartmentIndex | None":
+        """A new index: this one with the items written since it was built
+        read again (the department's change log, ``catalog.services.scopes``
+        says which). None when the log no longer reaches back that far, the
+        counts were recounted, or dead entries pile up: build anew."""
+        versions, changed = _versions(self.department)
+        (epoch, v), (new_epoch, new_v) = (
+            self.versions.get(self.department, (None, 0)),
+            versions.get(self.department, (None, 0)),
+        )
+        gap = new_v - v
+        if new_epoch != epoch or not 0 <= gap <= len(changed):
+            return None
+        ids = set(changed[len(changed) - gap :]) if gap else set()
+        if self.dead + len(ids) > max(_DEAD_ALLOWED, self.n // 4):
+            return None
+        index = self._copy(versions)
+        for item_id in ids:
+            number = index.number.pop(item_id, None)
+            if number is not None:
+                index.alive[number] = False
+                index.dead += 1
+        if ids:
+            index._add(
+                Summary._get_collection().find(
+                    {"_id": {"$in": sorted(ids)}, "department": self.department},
+                    _FIELDS,
+                )
+            )
+        return index
+
+    def fresh_for(self, scope_doc: Mapping) -> bool:
+        """Whether the index holds every write the scope document counts
+        (one built after the document was read holds more: fine)."""
+        epoch, v = _version(scope_doc)
+        built = self.versions.get(scope_doc["_id"])
+        return built is not None and built[0] == epoch and built[1] >= v
+
+    def _copy(self, versions: Mapping) -> "DepartmentIndex":
+        """A copy that ``_add`` and dead marks may change without touching
+        this index (arrays are replaced, never written in place, but for
+        ``alive``, copied here)."""
+        index = copy.copy(self)
+        index.versions = dict(versions)
+        index.ids = list(self.ids)
+        index.number = dict(self.number)
+        index.alive = self.alive.copy()
+        index.category_names = list(self.category_names)
+        index.keys = dict(self.keys)
+        index.item_tokens = dict(self.item_tokens)
+        index.vattr_tokens = dict(self.vattr_tokens)
+        index.variant_tokens = dict(self.variant_tokens)
+        index._orders = dict(self._orders)
+        return index
+
+    def _add(self, summaries: Iterable[Mapping]) -> None:
+        """Number and append ``summaries`` (only on an index no one reads
+        yet)."""
+        first, first_variant = self.n, len(self.variant_item)
+        codes = {name: code for code, name in enumerate(self.category_names)}
+        categories, variant_item = [], []
+        keys: dict[str, list] = {name: [] for name in self.keys}
+        item_tokens: dict[str, list[int]] = {}
+        vattr_tokens: dict[str, list[int]] = {}
+        variant_tokens: dict[str, list[int]] = {}
+        for number, summary in enumerate(summaries, start=first):
+            self.ids.append(summary["_id"])
+            self.number[summary["_id"]] = number
+            category = summary["category"]
+            if category not in codes:
+                codes[category] = len(self.category_names)
+                self.category_names.append(category)
+            categories.append(codes[category])
+            keys["rating"].append(float(summary.get("rating") or 0.0))
+            keys["price_cents"].append(int(summary["price_cents"]))
+            keys["created_at"].append(_ms(summary["created_at"]))
+            for token in summary.get("attrs") or ():
+                item_tokens.setdefault(token, []).append(number)
+            for token in summary.get("vattrs") or ():
+                vattr_tokens.setdefault(token, []).append(number)
+            for variant in summary.get("vars") or ():
+                for token in variant.get("attrs") or ():
+                    variant_tokens.setdefault(token, []).append(
+                        first_variant + len(variant_item)
+                    )
+                variant_item.append(number)
+        added = np.arange(first, self.n)
+        self.alive = np.concatenate([self.alive, np.ones(len(added), dtype=bool)])
+        self.category = np.concatenate(
+            [self.category, np.array(categories, dtype=np.int32)]
+        )
+        for name, values in keys.items():
+            self.keys[name] = np.concatenate(
+                [self.keys[name], np.array(values, dtype=self.keys[name].dtype)]
+            )
+        self.variant_item = np.concatenate(
+            [self.variant_item, np.array(variant_item, dtype=np.int64)]
+        )
+        for postings, new in (
+            (self.item_tokens, item_tokens),
+            (self.vattr_tokens, vattr_tokens),
+            (self.variant_tokens, variant_tokens),
+        ):
+            for token, numbers in new.items():
+                postings[token] = np.concatenate(
+                    [postings.get(token, _NONE), np.array(numbers, dtype=np.int64)]
+                )
+        for name in self.keys:
+            pairs = self._pairs(name, added)
+            if first == 0:
+                self._orders[name] = (
+                    [(value, item_id) for value, item_id, _ in pairs],
+                    np.array([number for *_, number in pairs], dtype=np.int64),
+                )
+            else:
+                self._orders[name] = _inserted(*self._orders[name], pairs)
+
+    def _pairs(self, name: str, numbers: np.ndarray) -> list[tuple]:
+        """(key, _id, number) of the items ``numbers``, ascending."""
+        values = self.keys[name][numbers].tolist()
+        return sorted(
+            zip(values, (self.ids[i] for i in numbers), numbers.tolist(), strict=True)
+        )
+
+    # --- one page --------------------------------------------------------------
+
+    def evaluate(self, query, sort: tuple[str, int]) -> dict:
+        """The rows a browse page needs, shaped as the aggregations return
+        them (``catalog.selectors.browse``): ``total``, ``shared``,
+        ``categories``, ``facet:<name>``, and ``ids``, the page's item ids
+        in order with one more when a next page exists. ``sort`` is the sort
+        field and direction (1 or -1).
+
+        The same rules as the aggregations: OR within a facet, AND across
+        facets, variant facets held by one variant, and each selected facet
+        counted under every selection but its own.
+        """
+        selected = {name: values for name, values in query.selected.items() if values}
+        base = self._scope_mask(query)
+        on_item = {
+            name: self._items_with(self.item_tokens, name, values)
+            for name, values in selected.items()
+            if name in facets.ITEM_FACETS
+        }
+        on_variant = {
+            name: self._variants_with(name, values)
+            for name, values in selected.items()
+            if name in facets.VARIANT_FACETS
+        }
+
+        def matching(excluded: str | None) -> tuple[np.ndarray, np.ndarray | None]:
+            """Items matching every selection but ``excluded``, and the
+            variants satisfying the variant selections but ``excluded``."""
+            mask = base.copy()
+            for name, items in on_item.items():
+                if name != excluded:
+                    mask &= items
+            variants = None
+            for name, chosen in on_variant.items():
+                if name != excluded:
+                    variants = chosen if variants is None else variants & chosen
+            if variants is not None:
+                mask &= self._items_of(variants)
+            return mask, variants
+
+        page, variants = matching(None)
+        result = {
+            "total": [{"n": int(page.sum())}],
+            "shared": [
+                *self._count(self.item_tokens, facets.ITEM_FACETS, page),
+                *self._count(self.vattr_tokens, facets.VARIANT_FACETS, page),
+            ],
+            "categories": self._categories(page),
+        }
+        if variants is not None:
+            for name in facets.VARIANT_FACETS:
+                if name not in selected:
+                    # Sizes under a chosen colour count only the variants in it.
+                    result[f"facet:{name}"] = self._count_variants(name, variants, page)
+        for name in selected:
+            mask, others = matching(name)
+            if name in facets.ITEM_FACETS:
+                rows = self._count(self.item_tokens, (name,), mask)
+            elif others is None:
+                rows = self._count(self.vattr_tokens, (name,), mask)
+            else:
+                rows = self._count_variants(name, others, mask)
+            result[f"facet:{name}"] = rows
+        result["ids"] = self._page(query, sort, page)
+        return result
+
+    def _scope_mask(self, query) -> np.ndarray:
+        mask = self.alive.copy()
+        category = query.category
+        if category and category != self.department:
+            inside = [
+                code
+                for code, path in enumerate(self.category_names)
+                if path == category or path.startswith(category + "/")
+            ]
+            mask &= np.isin(self.category, inside)
+        prices = self.keys["price_cents"]
+        if query.min_cents is not None:
+            mask &= prices >= query.min_cents
+        if query.max_cents is not None:
+            mask &= prices <= query.max_cents
+        return mask
+
+    def _items_with(self, postings, name: str, values) -> np.ndarray:
+        mask = np.zeros(self.n, dtype=bool)
+        for value in values:
+            mask[postings.get(facets.token(name, value), _NONE)] = True
+        return mask
+
+    def _variants_with(self, name: str, values) -> np.ndarray:
+        mask = np.zeros(len(self.variant_item), dtype=bool)
+        for value in values:
+            mask[self.variant_tokens.get(facets.token(name, value), _NONE)] = True
+        return mask
+
+    def _items_of(self, variants: np.ndarray) -> np.ndarray:
+        mask = np.zeros(self.n, dtype=bool)
+        mask[self.variant_item[variants]] = True
+        return mask
+
+    def _count(self, postings, names: Iterable[str], mask: np.ndarray) -> list[dict]:
+        """Items of ``mask`` carrying each token of the facets ``names``."""
+        rows = []
+        for tok, items in postings.items():
+            if facets.split_token(tok)[0] in names:
+                n = int(mask[items].sum())
+                if n:
+                    rows.append({"_id": tok, "n": n})
+        return rows
+
+    def _count_variants(
+        self, name: str, variants: np.ndarray, mask: np.ndarray
+    ) -> list[dict]:
+        """Items of ``mask`` with a variant among ``variants`` carrying each
+        token of facet ``name``, an item once however many such variants."""
+        rows = []
+        for tok, carriers in self.variant_tokens.items():
+            if facets.split_token(tok)[0] != name:
+                continue
+            kept = carriers[variants[carriers]]
+            items = self.variant_item[kept]
+            items = items[mask[items]]
+            # Variants are numbered in item order: the items come sorted.
+            n = int(np.count_nonzero(np.diff(items))) + 1 if len(items) else 0
+            if n:
+                rows.append({"_id": tok, "n": n})
+        return rows
+
+    def _categories(self, mask: np.ndarray) -> list[dict]:
+        counts = np.bincount(self.category[mask], minlength=len(self.category_names))
+        return [
+            {"_id": path, "n": int(n)}
+            for path, n in zip(self.category_names, counts, strict=True)
+            if n
+        ]
+
+    def _page(self, query, sort: tuple[str, int], mask: np.ndarray) -> list[str]:
+        """The page's ids after the cursor, in sort order, one more than a
+        page when there is more: the keyset paging of the aggregations,
+        ``_id`` breaking ties in the sort's direction."""
+        key, direction = sort
+        pairs, order = self._orders[key]
+        in_order = mask[order]
+        wanted = query.per_page + 1
+        after = query.after
+        if direction == 1:
+            start = 0 if after is None else bisect.bisect_right(pairs, _mark(after))
+            positions = np.flatnonzero(in_order[start:])[:wanted] + start
+        else:
+            end = (
+                len(pairs) if after is None else bisect.bisect_left(pairs, _mark(after))
+            )
+            positions = np.flatnonzero(in_order[:end])[::-1][:wanted]
+        return [self.ids[number] for number in order[positions]]
+
+
+_NONE = np.array([], dtype=np.int64)
+
+
+def _mark(cursor) -> tuple:
+    return (cursor.value, cursor.item_id)
+
+
+def _inserted(
+    pairs: list[tuple], order: np.ndarray, new: list[tuple]
+) -> tuple[list[tuple], np.ndarray]:
+    """A sort order with the ascending (key, _id, number) triples ``new``
+    merged in (new lists: the old order may be serving a page)."""
+    at = [bisect.bisect_left(pairs, (value, item_id)) for value, item_id, _ in new]
+    merged = list(pairs)
+    # From the end, so that each position still counts in the old list.
+    for position, (value, item_id, _number) in zip(
+        reversed(at), reversed(new), strict=True
+    ):
+        merged.insert(position, (value, item_id))
+    return merged, np.insert(order, at, [number for *_, number in new])
+
+
+def _versions(department: str) -> tuple[dict, list[str]]:
+    """The version of every scope in the department (the department and
+    its categories), and the department's log of changed item ids."""
+    scope_docs = BrowseScope._get_collection()
+    versions, changed = {}, []
+    for subtree in (
+        {"_id": department},
+        {"_id": {"$gte": department + "/", "$lt": department + "0"}},
+    ):
+        for doc in scope_docs.find(subtree, {"epoch": 1, "v": 1, "changed": 1}):
+            versions[doc["_id"]] = _version(doc)
+            if doc["_id"] == department:
+                changed = doc.get("changed") or []
+    return versions, changed
+
+
+# --- the indexes of this process ----------------------------------------------------
+
+_indexes: OrderedDict[tuple[str, str], DepartmentIndex] = OrderedDict()
+_building: dict[tuple[str, str], threading.Thread] = {}
+_lock = threading.Lock()
+
+
+def index_for(query, scope_doc: Mapping | None) -> DepartmentIndex | None:
+    """An index up to date for the query's scope, or None (the caller
+    aggregates). A stale index is refreshed within the request from the
+    department's change log (a few reads); one too stale, or none, is built
+    as ``BROWSE_INDEX`` says."""
+    mode = settings.BROWSE_INDEX
+    if mode == "off" or not query.department or scope_doc is None:
+        return None
+    key = (Summary._get_collection().database.name, query.department)
+    with _lock:
+        index = _indexes.get(key)
+        if index is not None:
+            _indexes.move_to_end(key)
+    if index is not None and index.fresh_for(scope_doc):
+        return index
+    if index is not None:
+        index = index.refreshed()
+        if index is not None:
+            _keep(key, index)
+            return index if index.fresh_for(scope_doc) else None
+    if mode == "sync":
+        index = _build(key)
+        return index if index.fresh_for(scope_doc) else None
+    with _lock:
+        if key in _building:
+            return None
+        thread = threading.Thread(target=_build_in_background, args=(key,), daemon=True)
+        _building[key] = thread
+    thread.start()
+    return None
+
+
+def _keep(key: tuple[str, str], index: DepartmentIndex) -> None:
+    with _lock:
+        _indexes[key] = index
+        _indexes.move_to_end(key)
+        while len(_indexes) > _KEPT:
+            _indexes.popitem(last=False)
+
+
+def _build(key: tuple[str, str]) -> DepartmentIndex:
+    index = DepartmentIndex.load(key[1])
+    _keep(key, index)
+    return index
+
+
+def _build_in_background(key: tuple[str, str]) -> None:
+    try:
+        _build(key)
+    except Exception:  # a failed build leaves browsing on the aggregations
+        log.exception("building the browse index of %s failed", key[1])
+    finally:
+        with _lock:
+            _building.pop(key, None)
+
+
+def builds_finish(timeout: float | None = None) -> bool:
+    """Wait for the background builds under way; False if one is still
+    running after ``timeout`` seconds (the bench measures after them)."""
+    with _lock:
+        threads = list(_building.values())
+    for thread in threads:
+        thread.join(timeout)
+    return not any(thread.is_alive() for thread in threads)
