@@ -3,7 +3,8 @@
 For each catalogue size it loads the demo catalogue (once: the data directory
 is kept and reused), then measures, over ``--runs`` requests each:
 
-* browse with 0, 1 and 3 active facets, and the item page (with a shopper
+* browse a department with 0, 1 and 3 active facets, the whole catalogue
+  with 1, and the item page (with a shopper
   location, so the nearest-stores query runs too), through Django's test
   client: the whole server-side time (forms, selectors, templates);
 * the same database work issued directly with pymongo: for a browse page
@@ -109,6 +110,8 @@ def scenarios():
         "browse, 3 facets": (
             f"/c/{department}/?brand={brand}&size={size}&colour={colour}"
         ),
+        # The whole catalogue: every department's index.
+        "catalogue, 1 facet": f"/?brand={brand}",
         "item page": f"/p/{item['_id']}/?sku={item['vars'][0]['sku']}",
     }
 
@@ -137,14 +140,16 @@ def raw_work(path: str):
     )
 
     url = urlsplit(path)
-    if url.path.startswith("/c/"):
-        form = BrowseForm(QueryDict(url.query), path=url.path.removeprefix("/c/"))
+    if url.path == "/" or url.path.startswith("/c/"):
+        form = BrowseForm(
+            QueryDict(url.query), path=url.path.removeprefix("/c/").strip("/")
+        )
         assert form.is_valid(), form.errors
         query = form.browse_query()
 
-        index = browse_index.index_for(query, _scope_document(query))
-        assert index is not None, "the index is built before measuring"
-        ids = index.evaluate(query, _sort_spec(query))["ids"]
+        indexes = browse_index.indexes_for(query, _scope_document(query))
+        assert indexes is not None, "the index is built before measuring"
+        ids = browse_index.evaluate(indexes, query, _sort_spec(query))["ids"]
 
         def served():
             _scope_document(query)

@@ -18,10 +18,11 @@ it filters by (``browse_pipelines``):
   on its rarest selection; a single ``$facet`` for all would read their
   union, which no index bounds: the whole scope.
 
-Before either, a department's page without search words is answered by the
-department's in-memory facet index (``catalog.selectors.browse_index``)
-when it is up to date: the same counts and page from arrays, plus one read
-of the page's summaries. The aggregations below serve everything else, and
+Before either, a page without search words is answered by the in-memory
+facet index of its department, or of every department for the whole
+catalogue (``catalog.selectors.browse_index``), when they are up to date:
+the same counts and page from arrays, plus one read of the page's
+summaries. The aggregations below serve everything else, and
 every page while an index is being built.
 
 Every aggregation opens with two ``$match`` stages. The first holds only
@@ -571,11 +572,11 @@ def _rows(counts: dict) -> list[dict]:
 
 
 def _run_indexed(
-    query: BrowseQuery, index: browse_index.DepartmentIndex
+    query: BrowseQuery, indexes: list[browse_index.DepartmentIndex]
 ) -> dict[str, list]:
-    """Every branch's rows from the department's index, and the page's
+    """Every branch's rows from the departments' indexes, and the page's
     summaries read by ``_id``."""
-    result = index.evaluate(query, _sort_spec(query))
+    result = browse_index.evaluate(indexes, query, _sort_spec(query))
     ids = result.pop("ids")
     found = Summary._get_collection().find(
         {"_id": {"$in": ids}}, dict.fromkeys(CARD_FIELDS, 1)
@@ -622,9 +623,9 @@ def browse(query: BrowseQuery) -> BrowsePage:
         # Nothing searchable was typed (only punctuation): nothing matches.
         return BrowsePage(query, [], 0, [], [], [], None, exists=True)
     scope_doc = _scope_document(query)
-    index = browse_index.index_for(query, scope_doc)
-    if index is not None:
-        result = _run_indexed(query, index)
+    indexes = browse_index.indexes_for(query, scope_doc)
+    if indexes is not None:
+        result = _run_indexed(query, indexes)
     else:
         result = _run(query, _counted(query, scope_doc))
     selected = {name: values for name, values in query.selected.items() if values}

@@ -26,16 +26,18 @@ count.
 
 import bisect
 import copy
+import heapq
+import itertools
 import logging
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 
 import numpy as np
 from django.conf import settings
 
-from catalog import facets
+from catalog import facets, scopes
 from catalog.documents import BrowseScope, Summary
 
 log = logging.getLogger("marquee.catalog")
@@ -241,12 +243,12 @@ class DepartmentIndex:
 
     # --- one page --------------------------------------------------------------
 
-    def evaluate(self, query, sort: tuple[str, int]) -> dict:
+    def _evaluate(self, query, sort: tuple[str, int]) -> dict:
         """The rows a browse page needs, shaped as the aggregations return
         them (``catalog.selectors.browse``): ``total``, ``shared``,
-        ``categories``, ``facet:<name>``, and ``ids``, the page's item ids
-        in order with one more when a next page exists. ``sort`` is the sort
-        field and direction (1 or -1).
+        ``categories``, ``facet:<name>``, and ``keyed``, the page's (sort
+        key, item id) pairs in order with one more when a next page exists.
+        ``sort`` is the sort field and direction (1 or -1).
 
         The same rules as the aggregations: OR within a facet, AND across
         facets, variant facets held by one variant, and each selected facet
@@ -303,7 +305,7 @@ class DepartmentIndex:
             else:
                 rows = self._count_variants(name, others, mask)
             result[f"facet:{name}"] = rows
-        result["ids"] = self._page(query, sort, page)
+        result["keyed"] = self._page(query, sort, page)
         return result
 
     def _scope_mask(self, query) -> np.ndarray:
@@ -376,10 +378,10 @@ class DepartmentIndex:
             if n
         ]
 
-    def _page(self, query, sort: tuple[str, int], mask: np.ndarray) -> list[str]:
-        """The page's ids after the cursor, in sort order, one more than a
-        page when there is more: the keyset paging of the aggregations,
-        ``_id`` breaking ties in the sort's direction."""
+    def _page(self, query, sort: tuple[str, int], mask: np.ndarray) -> list[tuple]:
+        """The page's (key, id) pairs after the cursor, in sort order, one
+        more than a page when there is more: the keyset paging of the
+        aggregations, ``_id`` breaking ties in the sort's direction."""
         key, direction = sort
         pairs, order = self._orders[key]
         in_order = mask[order]
@@ -393,10 +395,39 @@ class DepartmentIndex:
                 len(pairs) if after is None else bisect.bisect_left(pairs, _mark(after))
             )
             positions = np.flatnonzero(in_order[:end])[::-1][:wanted]
-        return [self.ids[number] for number in order[positions]]
+        return [pairs[position] for position in positions.tolist()]
 
 
 _NONE = np.array([], dtype=np.int64)
+
+
+def evaluate(indexes: list[DepartmentIndex], query, sort: tuple[str, int]) -> dict:
+    """The rows of one browse page (``DepartmentIndex._evaluate``) from one
+    department's index, or from every department's for the catalogue: the
+    departments hold disjoint items, so counts add up, and the page is the
+    first of the departments' pages merged in sort order. ``ids`` holds the
+    page's item ids, one more when a next page exists."""
+    parts = [index._evaluate(query, sort) for index in indexes]
+    if len(parts) == 1:
+        result = parts[0]
+        keyed = result.pop("keyed")
+    else:
+        result = {}
+        for name in {name for part in parts for name in part} - {"keyed"}:
+            counts = Counter()
+            for part in parts:
+                for row in part.get(name, ()):
+                    counts[row.get("_id")] += row["n"]
+            result[name] = [{"_id": key, "n": n} for key, n in counts.items()]
+        result["departments"] = [
+            {"_id": index.department, "n": part["total"][0]["n"]}
+            for index, part in zip(indexes, parts, strict=True)
+            if part["total"][0]["n"]
+        ]
+        merged = heapq.merge(*(part["keyed"] for part in parts), reverse=sort[1] == -1)
+        keyed = list(itertools.islice(merged, query.per_page + 1))
+    result["ids"] = [item_id for _key, item_id in keyed]
+    return result
 
 
 def _mark(cursor) -> tuple:
@@ -441,15 +472,32 @@ _building: dict[tuple[str, str], threading.Thread] = {}
 _lock = threading.Lock()
 
 
-def index_for(query, scope_doc: Mapping | None) -> DepartmentIndex | None:
-    """An index up to date for the query's scope, or None (the caller
-    aggregates). A stale index is refreshed within the request from the
-    department's change log (a few reads); one too stale, or none, is built
-    as ``BROWSE_INDEX`` says."""
-    mode = settings.BROWSE_INDEX
-    if mode == "off" or not query.department or scope_doc is None:
+def indexes_for(query, scope_doc: Mapping | None) -> list[DepartmentIndex] | None:
+    """Indexes up to date for the query's scope: its department's, or every
+    department's for the whole catalogue; None when one is missing or too
+    stale (the caller aggregates; builds start as ``BROWSE_INDEX`` says).
+    ``scope_doc`` is the query's scope document, None when the query
+    searches words (no index covers them)."""
+    if settings.BROWSE_INDEX == "off" or scope_doc is None:
         return None
-    key = (Summary._get_collection().database.name, query.department)
+    if query.department:
+        index = _ready(query.department, scope_doc)
+        return None if index is None else [index]
+    departments = [
+        doc
+        for doc in BrowseScope._get_collection().find({}, {"epoch": 1, "v": 1})
+        if doc["_id"] != scopes.ALL and "/" not in doc["_id"]
+    ]
+    ready = [_ready(doc["_id"], doc) for doc in departments]  # starts every build
+    return None if None in ready else ready
+
+
+def _ready(department: str, scope_doc: Mapping) -> DepartmentIndex | None:
+    """The department's index if it holds every write ``scope_doc`` (one of
+    the department's scope documents) counts: as kept, or caught up from the
+    change log within the request (a few reads); else None, with a build
+    started or, in ``"sync"`` mode, done."""
+    key = (Summary._get_collection().database.name, department)
     with _lock:
         index = _indexes.get(key)
         if index is not None:
@@ -461,7 +509,7 @@ def index_for(query, scope_doc: Mapping | None) -> DepartmentIndex | None:
         if index is not None:
             _keep(key, index)
             return index if index.fresh_for(scope_doc) else None
-    if mode == "sync":
+    if settings.BROWSE_INDEX == "sync":
         index = _build(key)
         return index if index.fresh_for(scope_doc) else None
     with _lock:
