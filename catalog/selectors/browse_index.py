@@ -17,11 +17,13 @@ document (``catalog.services.scopes``); an index remembers the versions it
 was built under, read *before* the summaries, and serves a query only while
 its scope's version is no newer. A stale index is brought up to date within
 the request: the log names the items written since, and only those are read
-again. When the log no longer reaches back (or the counts were recounted),
-browse aggregates as before while the index is built anew: in a background
+again. When the log no longer reaches back, browse aggregates as before
+while the index is built anew: in a background
 thread in a server (``BROWSE_INDEX = "background"``), at once in tests
 (``"sync"``), never with ``"off"``. Staleness can cost time, never a wrong
-count.
+count. (An index is also built anew behind the pages it serves once an
+hour: the one change no version announces is a write whose process died
+between the summary and the bump.)
 """
 
 import bisect
@@ -30,6 +32,7 @@ import heapq
 import itertools
 import logging
 import threading
+import time
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -52,6 +55,10 @@ _KEPT = 32
 # Dead entries an index may carry before it is built anew (or a quarter of
 # its items, if more).
 _DEAD_ALLOWED = 256
+# Seconds after which an index serving pages is built anew behind them: a
+# process that died between a summary write and its version bump left a
+# change no version announces (see ``catalog.services.scopes``).
+_REBUILT_AFTER = 3600
 
 
 def _ms(moment: datetime) -> int:
@@ -80,6 +87,7 @@ class DepartmentIndex:
     def __init__(self, department: str, versions: Mapping) -> None:
         self.department = department
         self.versions = dict(versions)
+        self.built_at = time.monotonic()  # of the read it started from
         self.ids: list[str] = []
         self.number: dict[str, int] = {}  # item id -> its live number
         self.alive = np.zeros(0, dtype=bool)
@@ -96,7 +104,7 @@ class DepartmentIndex:
         self.vattr_tokens: dict[str, np.ndarray] = {}
         self.variant_tokens: dict[str, np.ndarray] = {}
         # Sort field -> the (key, _id) pairs ascending and the item numbers
-        # in that order, made on first use.
+        # in that order.
         self._orders: dict[str, tuple[list[tuple], np.ndarray]] = {}
 
     @property
@@ -121,7 +129,8 @@ class DepartmentIndex:
         """A new index: this one with the items written since it was built
         read again (the department's change log, ``catalog.services.scopes``
         says which). None when the log no longer reaches back that far, the
-        counts were recounted, or dead entries pile up: build anew."""
+        department's document was made anew, or dead entries pile up: build
+        anew."""
         versions, changed = _versions(self.department)
         (epoch, v), (new_epoch, new_v) = (
             self.versions.get(self.department, (None, 0)),
@@ -503,6 +512,8 @@ def _ready(department: str, scope_doc: Mapping) -> DepartmentIndex | None:
         if index is not None:
             _indexes.move_to_end(key)
     if index is not None and index.fresh_for(scope_doc):
+        if time.monotonic() - index.built_at > _REBUILT_AFTER:
+            _build_behind(key)
         return index
     if index is not None:
         index = index.refreshed()
@@ -512,13 +523,18 @@ def _ready(department: str, scope_doc: Mapping) -> DepartmentIndex | None:
     if settings.BROWSE_INDEX == "sync":
         index = _build(key)
         return index if index.fresh_for(scope_doc) else None
+    _build_behind(key)
+    return None
+
+
+def _build_behind(key: tuple[str, str]) -> None:
+    """Start building the department's index in a thread, unless one is."""
     with _lock:
         if key in _building:
-            return None
+            return
         thread = threading.Thread(target=_build_in_background, args=(key,), daemon=True)
         _building[key] = thread
     thread.start()
-    return None
 
 
 def _keep(key: tuple[str, str], index: DepartmentIndex) -> None:

@@ -2,22 +2,23 @@
 
 Invariant: each scope document holds the sum of ``catalog.scopes.contribution``
 over the summaries in that scope. ``scopes_apply`` keeps it by adding the
-difference of each summary write; the write that reports the old summary is
-atomic (find-and-replace), so two writes of one item each add the difference
-from the summary they actually replaced and the sums telescope. A process
-that dies between the summary write and its ``$inc`` leaves the counts off
-by that one change; ``browse_scopes_rebuild`` (a scheduled job) recounts
-everything from the summaries. Counts only ever steer what browsing shows
-and how wide it reads; no stock or money depends on them.
+difference of each summary write; each write is a compare-and-swap on the
+summary's ``rev`` (``catalog.services.summaries``), so two writes of one item
+each add the difference from the summary they actually replaced and the sums
+telescope. A process that dies between the summary write and its ``$inc``
+leaves the counts off by that one change; ``browse_scopes_rebuild`` (a
+scheduled job) recounts everything from the summaries. Counts only ever
+steer what browsing shows and how wide it reads; no stock or money depends
+on them.
 
 Each scope document also carries a version, ``(epoch, v)``: every summary
-write bumps ``v`` on every scope the summary showed or shows in, and a
-recount gives the scope a new ``epoch``. A department's document also logs
-the ids of its last ``CHANGE_LOG`` written items, in the same update as the
-bump, so ``changed[-k:]`` are the items behind its last ``k`` versions. The
-in-memory browse index (``catalog.selectors.browse_index``) serves a scope
-only while its version is no newer than the index, and reads the log to
-catch up.
+write bumps ``v`` on every scope the summary showed or shows in, and a scope
+document made anew (after it was emptied and dropped) gets a new ``epoch``.
+A department's document also logs the ids of its last ``CHANGE_LOG``
+written items, in the same update as the bump, so ``changed[-k:]`` are the
+items behind its last ``k`` versions. The in-memory browse index
+(``catalog.selectors.browse_index``) serves a scope only while its version
+is no newer than the index's, and reads the log to catch up.
 """
 
 from collections.abc import Mapping
@@ -71,18 +72,19 @@ def scopes_apply(old: Mapping | None, new: Mapping | None) -> None:
 
 
 def scopes_write(tally: scopes.Tally) -> int:
-    """Replace every scope's counts with the tally's, under a new epoch
-    (an index built on the old counts is stale); returns how many scopes."""
+    """Replace every scope's counts with the tally's; returns how many
+    scopes. Versions and change logs stay: a recount changes no summary, so
+    an index built on the summaries is as good as before (a new scope
+    document starts a new epoch)."""
     collection = BrowseScope._get_collection()
     docs = tally.documents()
     ids = [d["_id"] for d in docs]
-    epoch = ObjectId()
     if docs:
         collection.bulk_write(
             [
                 UpdateOne(
                     {"_id": d.pop("_id")},
-                    {"$set": {**d, "epoch": epoch, "changed": []}, "$inc": {"v": 1}},
+                    {"$set": d, "$setOnInsert": {"epoch": ObjectId()}},
                     upsert=True,
                 )
                 for d in docs
