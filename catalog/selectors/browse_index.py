@@ -428,13 +428,14 @@ def evaluate(indexes: list[DepartmentIndex], query, sort: tuple[str, int]) -> di
                 for row in part.get(name, ()):
                     counts[row.get("_id")] += row["n"]
             result[name] = [{"_id": key, "n": n} for key, n in counts.items()]
+        merged = heapq.merge(*(part["keyed"] for part in parts), reverse=sort[1] == -1)
+        keyed = list(itertools.islice(merged, query.per_page + 1))
+    if not query.department:
         result["departments"] = [
             {"_id": index.department, "n": part["total"][0]["n"]}
             for index, part in zip(indexes, parts, strict=True)
             if part["total"][0]["n"]
         ]
-        merged = heapq.merge(*(part["keyed"] for part in parts), reverse=sort[1] == -1)
-        keyed = list(itertools.islice(merged, query.per_page + 1))
     result["ids"] = [item_id for _key, item_id in keyed]
     return result
 

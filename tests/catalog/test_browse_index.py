@@ -22,6 +22,7 @@ from catalog.services.products import (
 )
 from catalog.services.scopes import browse_scopes_rebuild
 from catalog.services.summaries import summary_rebuild
+from tests.catalog.conftest import add_item
 
 
 def _every_page(query: BrowseQuery, pages: int = 3) -> list:
@@ -326,3 +327,14 @@ def test_an_index_never_answers_for_another_database(small_catalog, settings):
     keys = [key for key in browse_index._indexes if key[1] == "Shoes"]
 
     assert (small_catalog.name, "Shoes") in keys
+
+
+def test_a_catalogue_of_one_department_still_lists_it(mongo_db, settings):
+    add_item("1", "Home/Decor/Vases", "Tall Vase", "Brixton", "20.00", 4.0,
+             [("M", "blue")])  # fmt: skip
+    query = BrowseQuery(selected={"colour": ("blue",)})
+
+    indexed, aggregated = _both_ways(settings, query)
+
+    assert indexed == aggregated
+    assert [(d.label, d.count) for d in indexed[0].departments] == [("Home", 1)]
