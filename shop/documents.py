@@ -8,18 +8,18 @@ import mongoengine as me
 
 from config.documents import Document
 
-# Cart states (DESIGN §3.6). Moves only forward, each a conditional update:
-# active -> pending -> complete, pending -> active (payment failed),
-# active -> expiring -> expired, active -> canceled.
-ACTIVE = "active"
-PENDING = "pending"
-COMPLETE = "complete"
-EXPIRING = "expiring"
-EXPIRED = "expired"
-CANCELED = "canceled"
-CART_STATES = (ACTIVE, PENDING, COMPLETE, EXPIRING, EXPIRED, CANCELED)
-# States in which a cart may hold reservations.
-HOLDING_STATES = (ACTIVE, PENDING, EXPIRING)
+# Cart states and their moves: shop/cart_state.py (re-exported here for the
+# documents' users).
+from shop.cart_state import (  # noqa: E402,F401
+    ACTIVE,
+    CANCELED,
+    CART_STATES,
+    COMPLETE,
+    EXPIRED,
+    EXPIRING,
+    HOLDING_STATES,
+    PENDING,
+)
 
 # Order states. ``pending_payment -> paid``, ``pending_payment -> canceled``
 # (its cart expired unpaid), and a paid order canceled by its owner or staff:

@@ -39,7 +39,8 @@ from booking.services import (
     seats_return,
 )
 from booking.values import Seat
-from shop.documents import HOLDING_STATES, PAID, REFUNDING, Cart, Order
+from shop.cart_state import HOLDING_STATES
+from shop.documents import PAID, REFUNDING, Cart, Order
 from shop.kinds.base import Hold, LineKind, Problem, money
 
 log = logging.getLogger("marquee.shop.tickets")

@@ -9,7 +9,16 @@ from django.utils import timezone
 
 from catalog.selectors.pricing import Sellable, sellable
 from catalog.selectors.stock import stock_free
-from shop.documents import ACTIVE, EXPIRED, EXPIRING, PENDING, Cart
+from shop.cart_state import (
+    ACTIVE,
+    EXPIRED,
+    EXPIRING,
+    PENDING,
+    is_live,
+    live_filter,
+    stale_filter,
+)
+from shop.documents import Cart
 from shop.identity import owner_of
 from shop.kinds import PRODUCTS, TICKETS, LineKind, lines_of
 from shop.limits import MAX_EXTENSIONS, MAX_LINE_QUANTITY
@@ -24,19 +33,13 @@ def _now(now: datetime | None) -> datetime:
     return now or timezone.now()
 
 
-def _is_live(raw: dict, now: datetime) -> bool:
-    return raw["state"] == PENDING or (
-        raw["state"] == ACTIVE and raw["expires_at"] > now
-    )
-
-
 def live_cart(*, owner: str | None, now: datetime | None = None) -> Cart | None:
     """The owner's cart that still holds its lines (active within its hold,
     or in checkout), else None."""
     if not owner:
         return None
-    raw = Cart._get_collection().find_one({"live_owner": owner})
-    if raw is None or not _is_live(raw, _now(now)):
+    raw = Cart._get_collection().find_one(live_filter(owner))
+    if raw is None or not is_live(raw, _now(now)):
         return None
     return Cart._from_son(raw)
 
@@ -119,8 +122,7 @@ def _stale_units(skus: list[str], now: datetime) -> dict[str, int]:
     found = Cart._get_collection().find(
         {
             "items.sku": {"$in": skus},
-            "state": {"$in": [ACTIVE, EXPIRING]},
-            "expires_at": {"$lte": now},
+            **stale_filter(now),
         },
         {"items": 1},
     )
@@ -184,7 +186,7 @@ def expired_cart(*, owner: str | None, now: datetime | None = None) -> Cart | No
         return None
     now = _now(now)
     raw = Cart._get_collection().find_one({"owner": owner}, sort=[("modified_at", -1)])
-    if raw is None or _is_live(raw, now):
+    if raw is None or is_live(raw, now):
         return None
     if not (raw.get("items") or raw.get("tickets")):
         return None

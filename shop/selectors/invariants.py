@@ -7,7 +7,8 @@ with the same amount. Meant for a quiet moment (tests, after the jobs):
 under traffic, a service between its two writes shows up for a moment.
 """
 
-from shop.documents import ACTIVE, PENDING, Cart
+from shop.cart_state import LISTING_STATES
+from shop.documents import Cart
 from shop.kinds import KINDS, Problem
 
 
@@ -28,7 +29,7 @@ def invariant_problems() -> list[Problem]:
                     Problem(kind.name, hold.key, f"held by missing cart {hold.cart_id}")
                 )
                 continue
-            if cart.state not in (ACTIVE, PENDING):
+            if cart.state not in LISTING_STATES:
                 problems.append(
                     Problem(
                         kind.name,

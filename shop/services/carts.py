@@ -22,11 +22,19 @@ from catalog.selectors.pricing import sellable
 from catalog.services.stock import stock_adjust, stock_reserve, stock_transfer
 from config.errors import DomainError
 from shop import faults
-from shop.documents import ACTIVE, CANCELED, EXPIRED, EXPIRING, PENDING, Cart
+from shop.cart_state import (
+    ACTIVE,
+    CANCELED,
+    PENDING,
+    is_live,
+    live_filter,
+    missing,
+    open_filter,
+    refusal,
+)
+from shop.documents import Cart
 from shop.errors import (
     CartChanged,
-    CartExpired,
-    CartInactive,
     CartNotFound,
     CartPending,
     ExtensionsUsed,
@@ -80,11 +88,11 @@ def _live_cart(owner: str, now: datetime, *, create: bool) -> Cart | None:
             raise CartNotFound()
         return None
     for _ in range(_ATTEMPTS):
-        raw = carts().find_one({"live_owner": owner})
+        raw = carts().find_one(live_filter(owner))
         if raw is not None:
             if raw["state"] == PENDING:
                 raise CartPending()
-            if raw["state"] == ACTIVE and raw["expires_at"] > now:
+            if is_live(raw, now):
                 return load_cart(raw)
             cart_expire(cart_id=raw["_id"], now=now)
             continue
@@ -118,26 +126,17 @@ def _new_cart(owner: str, now: datetime) -> Cart | None:
 
 
 def _refusal(cart_id: str, now: datetime) -> DomainError:
-    """Why a conditional update of this cart matched nothing."""
+    """Why a conditional update of this cart matched nothing (cart_state)."""
     raw = carts().find_one({"_id": cart_id}, {"state": 1, "expires_at": 1})
-    if raw is None:
-        return CartNotFound()
-    state = raw["state"]
-    if state == PENDING:
-        return CartPending()
-    if state in (EXPIRING, EXPIRED) or (state == ACTIVE and raw["expires_at"] <= now):
-        return CartExpired()
-    if state == ACTIVE:
-        return CartChanged()
-    return CartInactive()
+    return refusal(raw, now)
 
 
 def _missing_cart(owner: str, now: datetime, default: DomainError) -> DomainError:
     """The owner has no live cart: say so, or that it expired."""
-    raw = carts().find_one({"owner": owner}, {"state": 1}, sort=[("modified_at", -1)])
-    if raw is not None and raw["state"] == EXPIRED:
-        return CartExpired()
-    return default
+    latest = carts().find_one(
+        {"owner": owner}, {"state": 1}, sort=[("modified_at", -1)]
+    )
+    return missing(latest, default)
 
 
 def _take(*, cart_id: str, sku: str, quantity: int, name: str, now, new: bool):
@@ -384,9 +383,8 @@ def cart_extend_hold(*, owner: str, now: datetime | None = None) -> Cart:
         raise CartNotFound("You have no cart to extend.")
     raw = carts().find_one_and_update(
         {
-            "live_owner": owner,
-            "state": ACTIVE,
-            "expires_at": {"$gt": now},
+            **live_filter(owner),
+            **open_filter(now),
             "extensions": {"$lt": MAX_EXTENSIONS},
         },
         {"$set": _touch(now), "$inc": {"extensions": 1}},
@@ -394,14 +392,10 @@ def cart_extend_hold(*, owner: str, now: datetime | None = None) -> Cart:
     )
     if raw is not None:
         return load_cart(raw)
-    raw = carts().find_one({"live_owner": owner})
+    raw = carts().find_one(live_filter(owner))
     if raw is None:
         raise _missing_cart(owner, now, CartNotFound("You have no cart to extend."))
-    if raw["state"] == PENDING:
-        raise CartPending()
-    if raw["state"] != ACTIVE or raw["expires_at"] <= now:
-        raise CartExpired()
-    raise ExtensionsUsed()
+    raise refusal(raw, now, active=ExtensionsUsed())
 
 
 def cart_merge(

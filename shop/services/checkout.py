@@ -28,20 +28,10 @@ from pymongo.errors import DuplicateKeyError
 
 from config.errors import DomainError
 from shop import faults
-from shop.documents import (
-    ACTIVE,
-    COMPLETE,
-    EXPIRED,
-    EXPIRING,
-    PAID,
-    PENDING,
-    PENDING_PAYMENT,
-    Order,
-    Sequence,
-)
+from shop.cart_state import ACTIVE, COMPLETE, PENDING, is_stale, open_filter, refusal
+from shop.documents import PAID, PENDING_PAYMENT, Order, Sequence
 from shop.errors import (
     CartEmpty,
-    CartExpired,
     CartInactive,
     CartNotFound,
     CheckoutInProgress,
@@ -101,8 +91,7 @@ def _begin(owner: str, cart_id: str, now: datetime):
         {
             "_id": cart_id,
             "owner": owner,
-            "state": ACTIVE,
-            "expires_at": {"$gt": now},
+            **open_filter(now),
             **has_lines(),
         },
         {"$set": {"state": PENDING, "checkout_at": now, "modified_at": now}},
@@ -111,19 +100,17 @@ def _begin(owner: str, cart_id: str, now: datetime):
     if raw is not None:
         return load_cart(raw)
     raw = carts().find_one({"_id": cart_id, "owner": owner})
-    if raw is None:
-        raise CartNotFound()  # unknown, or someone else's: the same answer
-    state = raw["state"]
-    if state == PENDING:
-        raise CheckoutInProgress()
-    if state == ACTIVE and raw["expires_at"] <= now:
-        cart_expire(cart_id=cart_id, now=now)
-        raise CartExpired()
-    if state in (EXPIRING, EXPIRED):
-        raise CartExpired()
-    if state == ACTIVE:
-        raise CartEmpty()
-    raise CartInactive("This cart has already been checked out or closed.")
+    if raw is not None and raw["state"] == ACTIVE and is_stale(raw, now):
+        cart_expire(cart_id=cart_id, now=now)  # met past its hold: end it now
+    # Missing: unknown, or someone else's (the same answer). Still active
+    # within its hold: the only failed condition left is ``has_lines``.
+    raise refusal(
+        raw,
+        now,
+        pending=CheckoutInProgress(),
+        active=CartEmpty(),
+        closed=CartInactive("This cart has already been checked out or closed."),
+    )
 
 
 def _reopen(cart_id: str, now: datetime) -> None:

@@ -8,7 +8,8 @@ a shopper's next change, a reservation short of stock, or the reconciler.
 from datetime import datetime
 
 from shop import faults
-from shop.documents import ACTIVE, EXPIRED, EXPIRING, ORDER_CANCELED, PENDING_PAYMENT
+from shop.cart_state import EXPIRED, EXPIRING, run_out_filter, stale_filter
+from shop.documents import ORDER_CANCELED, PENDING_PAYMENT
 from shop.kinds import KINDS
 from shop.services.common import carts, listing, load_cart, orders, utcnow
 
@@ -26,7 +27,7 @@ def cart_expire(*, cart_id: str, now: datetime | None = None) -> bool:
     """
     now = utcnow(now)
     raw = carts().find_one_and_update(
-        {"_id": cart_id, "state": ACTIVE, "expires_at": {"$lte": now}},
+        {"_id": cart_id, **run_out_filter(now)},
         {"$set": {"state": EXPIRING, "modified_at": now}},
     )
     if raw is None:
@@ -60,16 +61,7 @@ def carts_expire(*, now: datetime | None = None, limit: int = 5000) -> int:
     met. Returns how many carts it expired.
     """
     now = utcnow(now)
-    due = carts().find(
-        {
-            "$or": [
-                {"state": ACTIVE, "expires_at": {"$lte": now}},
-                {"state": EXPIRING},
-            ]
-        },
-        {"_id": 1},
-        limit=limit,
-    )
+    due = carts().find(stale_filter(now), {"_id": 1}, limit=limit)
     return sum(cart_expire(cart_id=raw["_id"], now=now) for raw in list(due))
 
 
@@ -80,14 +72,5 @@ def carts_expire_holding(*, kind, key: str, now: datetime | None = None) -> int:
     units held by carts past their hold are not really taken.
     """
     now = utcnow(now)
-    stale = carts().find(
-        {
-            **listing(kind, key),
-            "$or": [
-                {"state": ACTIVE, "expires_at": {"$lte": now}},
-                {"state": EXPIRING},
-            ],
-        },
-        {"_id": 1},
-    )
+    stale = carts().find({**listing(kind, key), **stale_filter(now)}, {"_id": 1})
     return sum(cart_expire(cart_id=raw["_id"], now=now) for raw in list(stale))

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from itertools import islice
 
-from shop.documents import ACTIVE, EXPIRING, PENDING
+from shop.cart_state import ACTIVE, holds_anything, is_stale
 from shop.kinds import KINDS, Hold, LineKind
 from shop.services.checkout import checkouts_recover
 from shop.services.common import carts, load_cart, utcnow
@@ -75,10 +75,10 @@ def _reconcile_chunk(kind: LineKind, holds: list[Hold], now, before, report) -> 
     expired: set[str] = set()
     for hold in holds:
         cart = found.get(hold.cart_id)
-        if cart is None or cart.state not in (ACTIVE, PENDING, EXPIRING):
+        if not holds_anything(cart):
             report.released += kind.release_hold(hold=hold)
             continue
-        if cart.state == EXPIRING or (cart.state == ACTIVE and cart.expires_at <= now):
+        if is_stale(cart, now):
             if hold.cart_id not in expired:
                 expired.add(hold.cart_id)
                 report.expired += cart_expire(cart_id=hold.cart_id, now=now)

@@ -38,7 +38,8 @@ from booking.services import (
 )
 from booking.values import HeldSeat, Seat, SeatHold
 from shop import faults
-from shop.documents import ACTIVE, EXPIRING, HOLDING_STATES, Cart
+from shop.cart_state import ACTIVE, holds_anything, is_stale
+from shop.documents import Cart
 from shop.errors import CartChanged, CartNotFound, SeatsNotInCart
 from shop.kinds import TICKETS
 from shop.services.carts import _live_cart, _missing_cart, _refusal, _touch
@@ -142,12 +143,10 @@ def _free_stale_holders(
         raw = carts().find_one({"_id": holder}, {"state": 1, "expires_at": 1})
         if raw is None:
             continue
-        if raw["state"] not in HOLDING_STATES:
+        if not holds_anything(raw):
             # No live cart can list these seats again: they are orphans.
             freed += bool(seats_release(session_id=session_id, cart_id=holder).seats)
-        elif raw["state"] == EXPIRING or (
-            raw["state"] == ACTIVE and raw["expires_at"] <= now
-        ):
+        elif is_stale(raw, now):
             freed += cart_expire(cart_id=holder, now=now)
     return freed
 
