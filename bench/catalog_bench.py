@@ -76,10 +76,10 @@ def ensure_loaded(items: int, out) -> float | None:
     from catalog.services.summaries import summaries_rescope
 
     mongo.ensure_indexes()
-    if Item._get_collection().estimated_document_count() == items:
-        if Summary._get_collection().find_one({"scopes": {"$exists": False}}):
+    if Item.coll().estimated_document_count() == items:
+        if Summary.coll().find_one({"scopes": {"$exists": False}}):
             summaries_rescope()
-        if not BrowseScope._get_collection().find_one():
+        if not BrowseScope.coll().find_one():
             browse_scopes_rebuild()
         return None
     started = time.monotonic()
@@ -91,7 +91,7 @@ def scenarios():
     """The pages to measure, picked from the loaded data (deterministic)."""
     from catalog.documents import Summary
 
-    summaries = Summary._get_collection()
+    summaries = Summary.coll()
     department = "Shoes"
     item = summaries.find_one(
         {"department": department, "vars.4": {"$exists": True}},
@@ -154,7 +154,7 @@ def raw_work(path: str):
         def served():
             _scope_document(query)
             list(
-                Summary._get_collection().find(
+                Summary.coll().find(
                     {"_id": {"$in": ids}}, dict.fromkeys(CARD_FIELDS, 1)
                 )
             )
@@ -162,7 +162,7 @@ def raw_work(path: str):
         def aggregated():
             counted = scope_counts(query)
             for pipeline in browse_pipelines(query, counted).values():
-                list(Summary._get_collection().aggregate(pipeline))
+                list(Summary.coll().aggregate(pipeline))
 
         return served, aggregated
 
@@ -170,19 +170,17 @@ def raw_work(path: str):
     sku = parse_qs(url.query)["sku"][0]
 
     def item_page():
-        Item._get_collection().find_one({"_id": item_id})
-        list(Variant._get_collection().find({"item_id": item_id}).sort("_id"))
+        Item.coll().find_one({"_id": item_id})
+        list(Variant.coll().find({"item_id": item_id}).sort("_id"))
         ids = price_ids(item_id=item_id, sku=sku, store=None)
-        list(Price._get_collection().find({"_id": {"$in": ids}}))
-        list(Store._get_collection().find({}))
+        list(Price.coll().find({"_id": {"$in": ids}}))
+        list(Store.coll().find({}))
         lines = list(
-            StoreStock._get_collection().aggregate(
-                stock_lines_pipeline(item_id=item_id, sku=sku)
-            )
+            StoreStock.coll().aggregate(stock_lines_pipeline(item_id=item_id, sku=sku))
         )
         ids = sorted(row["store_id"] for row in lines)
         list(
-            Store._get_collection().aggregate(
+            Store.coll().aggregate(
                 stores_by_distance_pipeline(
                     lng=LEEDS[0], lat=LEEDS[1], store_ids=ids, limit=10
                 )
@@ -243,7 +241,7 @@ def _reprice(run: int) -> None:
     from catalog.documents import Summary
     from catalog.services.products import price_set
 
-    item = Summary._get_collection().find_one(
+    item = Summary.coll().find_one(
         {"department": "Shoes"}, {"_id": 1}, sort=[("_id", 1)]
     )
     amount = Decimal("40.00") + Decimal(run % 7)

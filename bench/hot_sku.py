@@ -90,7 +90,7 @@ def measure(sku: str, samples: int, label: str) -> dict[str, list[float]]:
 def fill(sku: str, holders: int) -> None:
     """N open reservations of one unit each, as N stock_reserve calls leave
     them, written in chunks (the set-up is not what is measured)."""
-    collection = Inventory._get_collection()
+    collection = Inventory.coll()
     now = timezone.now()
     with Progress("reservations", holders) as progress:
         for start in range(0, holders, 500):
@@ -143,7 +143,7 @@ def main() -> None:
         stock_restock(sku="HOT", quantity=args.holders + 4 * args.samples)
         stock_restock(sku="IDLE", quantity=4 * args.samples)
         fill("HOT", args.holders)
-        raw = Inventory._get_collection().find_one({"_id": "HOT"})
+        raw = Inventory.coll().find_one({"_id": "HOT"})
         size = len(bson.encode(raw))
         assert stock_problems() == [], stock_problems()
 
@@ -165,7 +165,7 @@ def main() -> None:
         )
         print(f"reconciler scan of all {args.holders} entries: {scan:.0f} ms")
 
-        Inventory._get_collection().drop_index("reservations.cart_id_1")
+        Inventory.coll().drop_index("reservations.cart_id_1")
         without = (
             measure("IDLE", args.samples, "i2"),
             measure("HOT", args.samples, "h2"),

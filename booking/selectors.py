@@ -35,7 +35,7 @@ from booking.values import (
 
 
 def _sessions():
-    return Session._get_collection()
+    return Session.coll()
 
 
 def seat_map(*, session_id: str, cart_id: str | None = None) -> SeatMap:

@@ -403,9 +403,9 @@ def load(*, items: int, seed: int, out) -> None:
     started = time.monotonic()
     rng = random.Random(seed)
     for document in COLLECTIONS:
-        document._get_collection().delete_many({})
+        document.coll().delete_many({})
     stores = _stores()
-    Store._get_collection().insert_many([dict(s) for s in stores])
+    Store.coll().insert_many([dict(s) for s in stores])
     store_ids = [s["store_id"] for s in stores]
     groups = sorted({s["group"] for s in stores})
 
@@ -439,7 +439,7 @@ def load(*, items: int, seed: int, out) -> None:
                 ("stock", StoreStock),
             ]:
                 if batch[name]:
-                    document._get_collection().insert_many(batch[name], ordered=False)
+                    document.coll().insert_many(batch[name], ordered=False)
             # Online stock for the web shop's carts: a few SKUs run low so
             # shoppers see "only 2 left"; SKUs that already have stock (a
             # second load) keep theirs, reservations included.

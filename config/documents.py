@@ -1,6 +1,7 @@
 """The base of every MongoEngine document in Marquee."""
 
 import mongoengine as me
+from pymongo.collection import Collection
 
 
 class Document(me.Document):
@@ -12,3 +13,10 @@ class Document(me.Document):
     """
 
     meta = {"abstract": True, "auto_create_index": False}
+
+    @classmethod
+    def coll(cls) -> Collection:
+        """The document's pymongo collection: services write through it with
+        the conditional updates (filters carrying the rule) that MongoEngine's
+        querysets cannot express."""
+        return cls._get_collection()

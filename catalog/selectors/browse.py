@@ -472,7 +472,7 @@ def _scope_document(query: BrowseQuery) -> dict | None:
     None too when the scope has none (no items, or counts not built yet)."""
     if query.keywords:
         return None
-    return BrowseScope._get_collection().find_one({"_id": _scope(query)})
+    return BrowseScope.coll().find_one({"_id": _scope(query)})
 
 
 def _counted(query: BrowseQuery, scope_doc: dict | None) -> dict | None:
@@ -559,7 +559,7 @@ def _scope_exists(query: BrowseQuery) -> bool:
         return True
     scope = BrowseQuery(department=query.department, category=query.category)
     indexed, exact = _filters(scope, {})
-    found = Summary._get_collection().aggregate(
+    found = Summary.coll().aggregate(
         [*_match(indexed), *_match(exact), {"$limit": 1}, {"$project": {"_id": 1}}]
     )
     return any(True for _ in found)
@@ -578,9 +578,7 @@ def _run_indexed(
     summaries read by ``_id``."""
     result = browse_index.evaluate(indexes, query, _sort_spec(query))
     ids = result.pop("ids")
-    found = Summary._get_collection().find(
-        {"_id": {"$in": ids}}, dict.fromkeys(CARD_FIELDS, 1)
-    )
+    found = Summary.coll().find({"_id": {"$in": ids}}, dict.fromkeys(CARD_FIELDS, 1))
     by_id = {doc["_id"]: doc for doc in found}
     result["hits"] = [by_id[item_id] for item_id in ids if item_id in by_id]
     return result
@@ -588,7 +586,7 @@ def _run_indexed(
 
 def _run(query: BrowseQuery, counted: dict | None) -> dict[str, list]:
     """Every branch's rows, from the aggregations and the scope's counts."""
-    summaries = Summary._get_collection()
+    summaries = Summary.coll()
     pipelines = browse_pipelines(query, counted)
     found = {name: list(summaries.aggregate(p)) for name, p in pipelines.items()}
     if "page" in found:

@@ -119,9 +119,7 @@ class DepartmentIndex:
         versions, _changed = _versions(department)
         index = cls(department, versions)
         index._add(
-            Summary._get_collection().find(
-                {"department": department}, _FIELDS, batch_size=5000
-            )
+            Summary.coll().find({"department": department}, _FIELDS, batch_size=5000)
         )
         return index
 
@@ -150,7 +148,7 @@ class DepartmentIndex:
                 index.dead += 1
         if ids:
             index._add(
-                Summary._get_collection().find(
+                Summary.coll().find(
                     {"_id": {"$in": sorted(ids)}, "department": self.department},
                     _FIELDS,
                 )
@@ -462,7 +460,7 @@ def _inserted(
 def _versions(department: str) -> tuple[dict, list[str]]:
     """The version of every scope in the department (the department and
     its categories), and the department's log of changed item ids."""
-    scope_docs = BrowseScope._get_collection()
+    scope_docs = BrowseScope.coll()
     versions, changed = {}, []
     for subtree in (
         {"_id": department},
@@ -495,7 +493,7 @@ def indexes_for(query, scope_doc: Mapping | None) -> list[DepartmentIndex] | Non
         return None if index is None else [index]
     departments = [
         doc
-        for doc in BrowseScope._get_collection().find({}, {"epoch": 1, "v": 1})
+        for doc in BrowseScope.coll().find({}, {"epoch": 1, "v": 1})
         if doc["_id"] != scopes.ALL and "/" not in doc["_id"]
     ]
     ready = [_ready(doc["_id"], doc) for doc in departments]  # starts every build
@@ -507,7 +505,7 @@ def _ready(department: str, scope_doc: Mapping) -> DepartmentIndex | None:
     the department's scope documents) counts: as kept, or caught up from the
     change log within the request (a few reads); else None, with a build
     started or, in ``"sync"`` mode, done."""
-    key = (Summary._get_collection().database.name, department)
+    key = (Summary.coll().database.name, department)
     with _lock:
         index = _indexes.get(key)
         if index is not None:

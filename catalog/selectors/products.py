@@ -81,11 +81,11 @@ def item_page(
     Without ``sku`` the first variant (by SKU) is chosen. Raises UnknownItem,
     UnknownSku (a SKU of another item too), UnknownStore.
     """
-    item = Item._get_collection().find_one({"_id": item_id})
+    item = Item.coll().find_one({"_id": item_id})
     if item is None:
         raise UnknownItem()
     store = store_get(store_id=store_id) if store_id else None
-    docs = list(Variant._get_collection().find({"item_id": item_id}).sort("_id"))
+    docs = list(Variant.coll().find({"item_id": item_id}).sort("_id"))
     if sku is not None and sku not in {d["_id"] for d in docs}:
         raise UnknownSku()
     chosen_sku = sku or (docs[0]["_id"] if docs else None)

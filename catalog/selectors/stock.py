@@ -35,7 +35,7 @@ class StockProblem:
 
 
 def _inventories():
-    return Inventory._get_collection()
+    return Inventory.coll()
 
 
 def stock_free(*, skus: Iterable[str]) -> dict[str, int]:
@@ -123,9 +123,7 @@ def stock_problems() -> list[StockProblem]:
     the ledger entries applied so far (seq <= ledger_seq).
     """
     ledger: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    for entry in StockMovement._get_collection().find(
-        {}, {"sku": 1, "seq": 1, "quantity": 1}
-    ):
+    for entry in StockMovement.coll().find({}, {"sku": 1, "seq": 1, "quantity": 1}):
         ledger[entry["sku"]].append((entry["seq"], entry["quantity"]))
 
     problems = []

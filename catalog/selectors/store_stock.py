@@ -15,7 +15,7 @@ class VariantTotal:
 
 
 def _totals(match: dict) -> list[VariantTotal]:
-    rows = StoreStock._get_collection().aggregate(
+    rows = StoreStock.coll().aggregate(
         [
             {"$match": match},
             {"$unwind": "$vars"},
@@ -46,10 +46,10 @@ def item_stock_totals(*, item_id: str) -> list[VariantTotal]:
 
     Variants no store holds are listed with zero. Raises UnknownItem.
     """
-    if not Item._get_collection().count_documents({"_id": item_id}, limit=1):
+    if not Item.coll().count_documents({"_id": item_id}, limit=1):
         raise UnknownItem()
     found = {t.sku: t for t in _totals({"item_id": item_id})}
-    skus = [v["_id"] for v in Variant._get_collection().find({"item_id": item_id})]
+    skus = [v["_id"] for v in Variant.coll().find({"item_id": item_id})]
     return [
         found.get(sku, VariantTotal(sku=sku, item_id=item_id, quantity=0, stores=0))
         for sku in sorted(set(skus) | set(found))
@@ -58,6 +58,6 @@ def item_stock_totals(*, item_id: str) -> list[VariantTotal]:
 
 def store_stock_totals(*, store_id: str) -> list[VariantTotal]:
     """Every variant one store holds, with its quantity. Raises UnknownStore."""
-    if not Store._get_collection().count_documents({"store_id": store_id}, limit=1):
+    if not Store.coll().count_documents({"store_id": store_id}, limit=1):
         raise UnknownStore()
     return _totals({"store_id": store_id})

@@ -56,12 +56,12 @@ def _row(doc: dict) -> StoreRow:
 
 def stores_list() -> list[StoreRow]:
     """Every store, by region then name (a few dozen: no paging)."""
-    docs = Store._get_collection().find({}, {"_id": 0})
+    docs = Store.coll().find({}, {"_id": 0})
     return sorted((_row(d) for d in docs), key=lambda s: (s.region, s.name))
 
 
 def store_get(*, store_id: str) -> StoreRow:
-    doc = Store._get_collection().find_one({"store_id": store_id}, {"_id": 0})
+    doc = Store.coll().find_one({"store_id": store_id}, {"_id": 0})
     if doc is None:
         raise UnknownStore()
     return _row(doc)
@@ -76,7 +76,7 @@ def location_lookup(*, text: str) -> Location | None:
     text = " ".join(text.split())
     if not text:
         return None
-    stores = Store._get_collection()
+    stores = Store.coll()
     zip_code = text.upper()
     doc = stores.find_one({"address.zip": zip_code}) or stores.find_one(
         {"address.zip": {"$regex": "^" + re.escape(zip_code) + " "}},
@@ -156,19 +156,19 @@ def stores_near_with_stock(
     item for it: 7 s at 10,000 items on the embedded one, against
     milliseconds for these two. Raises UnknownSku.
     """
-    variant = Variant._get_collection().find_one({"_id": sku}, {"item_id": 1})
+    variant = Variant.coll().find_one({"_id": sku}, {"item_id": 1})
     if variant is None:
         raise UnknownSku()
     quantities = {
         row["store_id"]: row["line"][0]["quantity"]
-        for row in StoreStock._get_collection().aggregate(
+        for row in StoreStock.coll().aggregate(
             stock_lines_pipeline(item_id=variant["item_id"], sku=sku)
         )
         if row["line"]
     }
     if not quantities:
         return []
-    stores = Store._get_collection().aggregate(
+    stores = Store.coll().aggregate(
         stores_by_distance_pipeline(
             lng=lng, lat=lat, store_ids=sorted(quantities), limit=limit
         )

@@ -22,9 +22,7 @@ MAX_PRICE = Decimal("1000000")
 
 def _bump(item_id: str) -> None:
     """Mark the item changed, so that its next summary wins over older ones."""
-    result = Item._get_collection().update_one(
-        {"_id": item_id}, {"$inc": {"version": 1}}
-    )
+    result = Item.coll().update_one({"_id": item_id}, {"$inc": {"version": 1}})
     if result.matched_count == 0:
         raise UnknownItem()
 
@@ -79,7 +77,7 @@ def item_save(
         "keywords": keywords,
         "attributes": {str(k): str(v) for k, v in (attributes or {}).items()},
     }
-    Item._get_collection().update_one(
+    Item.coll().update_one(
         {"_id": item_id},
         {
             "$set": fields,
@@ -100,18 +98,18 @@ def variant_save(*, sku: str, item_id: str, attributes: dict[str, str]) -> Varia
     """
     if not sku:
         raise InvalidProduct("A variant needs a SKU.")
-    if not Item._get_collection().count_documents({"_id": item_id}, limit=1):
+    if not Item.coll().count_documents({"_id": item_id}, limit=1):
         raise UnknownItem()
     clean = {str(k): str(v) for k, v in attributes.items()}
     # The filter pins the owner: an update never moves a SKU between items,
     # and an insert of a SKU some other item owns fails on _id.
-    result = Variant._get_collection().update_one(
+    result = Variant.coll().update_one(
         {"_id": sku, "item_id": item_id},
         {"$set": {"attributes": clean}},
     )
     if result.matched_count == 0:
         try:
-            Variant._get_collection().insert_one(
+            Variant.coll().insert_one(
                 {"_id": sku, "item_id": item_id, "attributes": clean}
             )
         except DuplicateKeyError:
@@ -124,7 +122,7 @@ def variant_save(*, sku: str, item_id: str, attributes: dict[str, str]) -> Varia
 def _scope_exists(scope: str) -> bool:
     if scope == ONLINE:
         return True
-    stores = Store._get_collection()
+    stores = Store.coll()
     return bool(
         stores.count_documents({"store_id": scope}, limit=1)
         or stores.count_documents({"group": scope}, limit=1)
@@ -145,13 +143,11 @@ def _clean_amount(amount: Decimal) -> Decimal:
 
 
 def _price_key(item_id: str, sku: str | None) -> str:
-    if not Item._get_collection().count_documents({"_id": item_id}, limit=1):
+    if not Item.coll().count_documents({"_id": item_id}, limit=1):
         raise UnknownItem()
     if sku is None:
         return item_id
-    if not Variant._get_collection().count_documents(
-        {"_id": sku, "item_id": item_id}, limit=1
-    ):
+    if not Variant.coll().count_documents({"_id": sku, "item_id": item_id}, limit=1):
         raise UnknownSku()
     return sku
 
@@ -170,7 +166,7 @@ def price_set(
     if not _scope_exists(scope):
         raise UnknownStore()
     price_id = f"{key}_{scope}"
-    Price._get_collection().replace_one(
+    Price.coll().replace_one(
         {"_id": price_id}, {"_id": price_id, "amount": Decimal128(amount)}, upsert=True
     )
     _bump(item_id)
@@ -184,7 +180,7 @@ def price_clear(*, item_id: str, scope: str, sku: str | None = None) -> bool:
     Raises UnknownItem, UnknownSku.
     """
     key = _price_key(item_id, sku)
-    deleted = Price._get_collection().delete_one({"_id": f"{key}_{scope}"})
+    deleted = Price.coll().delete_one({"_id": f"{key}_{scope}"})
     _bump(item_id)
     summary_rebuild(item_id=item_id)
     return bool(deleted.deleted_count)

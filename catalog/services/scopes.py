@@ -54,7 +54,7 @@ def scopes_apply(old: Mapping | None, new: Mapping | None) -> None:
         return
     item_id = (new or old)["_id"]
     log = {"changed": {"$each": [item_id], "$slice": -CHANGE_LOG}}
-    BrowseScope._get_collection().bulk_write(
+    BrowseScope.coll().bulk_write(
         [
             UpdateOne(
                 {"_id": scope},
@@ -76,7 +76,7 @@ def scopes_write(tally: scopes.Tally) -> int:
     scopes. Versions and change logs stay: a recount changes no summary, so
     an index built on the summaries is as good as before (a new scope
     document starts a new epoch)."""
-    collection = BrowseScope._get_collection()
+    collection = BrowseScope.coll()
     docs = tally.documents()
     ids = [d["_id"] for d in docs]
     if docs:
@@ -102,5 +102,5 @@ def browse_scopes_rebuild() -> int:
     the read reached them; the next rebuild settles them.
     """
     tally = scopes.Tally()
-    tally.add(Summary._get_collection().find({}, dict.fromkeys(_COUNTED, 1)))
+    tally.add(Summary.coll().find({}, dict.fromkeys(_COUNTED, 1)))
     return scopes_write(tally)

@@ -34,11 +34,11 @@ _ATTEMPTS = 8
 
 
 def _inventories() -> Collection:
-    return Inventory._get_collection()
+    return Inventory.coll()
 
 
 def _ledger() -> Collection:
-    return StockMovement._get_collection()
+    return StockMovement.coll()
 
 
 def _units(value: object) -> int:

@@ -14,10 +14,10 @@ MAX_QUANTITY = 1_000_000
 
 
 def _store_and_item(store_id: str, sku: str) -> tuple[dict, str]:
-    store = Store._get_collection().find_one({"store_id": store_id}, {"location": 1})
+    store = Store.coll().find_one({"store_id": store_id}, {"location": 1})
     if store is None:
         raise UnknownStore()
-    variant = Variant._get_collection().find_one({"_id": sku}, {"item_id": 1})
+    variant = Variant.coll().find_one({"_id": sku}, {"item_id": 1})
     if variant is None:
         raise UnknownSku()
     return store, variant["item_id"]
@@ -36,7 +36,7 @@ def store_stock_set(*, store_id: str, sku: str, quantity: int) -> int:
         raise InvalidProduct("A quantity is between 0 and 1,000,000.")
     store, item_id = _store_and_item(store_id, sku)
     stock_id = store_stock_id(store_id, item_id)
-    collection = StoreStock._get_collection()
+    collection = StoreStock.coll()
     for _attempt in range(3):
         if collection.update_one(
             {"_id": stock_id, "vars.sku": sku}, {"$set": {"vars.$.quantity": quantity}}
@@ -81,7 +81,7 @@ def store_stock_adjust(*, store_id: str, sku: str, delta: int) -> int:
     line = {"sku": sku}
     if delta < 0:
         line["quantity"] = {"$gte": -delta}
-    collection = StoreStock._get_collection()
+    collection = StoreStock.coll()
     # update_one, not find_one_and_update: some servers reject a positional
     # "$" in findAndModify. The count returned is read just after.
     result = collection.update_one(

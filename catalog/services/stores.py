@@ -30,10 +30,8 @@ def store_save(
         "address": address.to_mongo().to_dict() if address else None,
         "location": point,
     }
-    Store._get_collection().update_one(
-        {"store_id": store_id}, {"$set": fields}, upsert=True
-    )
-    StoreStock._get_collection().update_many(
+    Store.coll().update_one({"store_id": store_id}, {"$set": fields}, upsert=True)
+    StoreStock.coll().update_many(
         {"store_id": store_id, "location": {"$ne": point}},
         {"$set": {"location": point}},
     )

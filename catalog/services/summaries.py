@@ -109,14 +109,14 @@ def summary_rebuild(*, item_id: str) -> dict | None:
     is gone or has no online price. The browse scopes' counts follow each
     write (``_store``). Raises nothing.
     """
-    item = Item._get_collection().find_one({"_id": item_id})
+    item = Item.coll().find_one({"_id": item_id})
     if item is None:
         return _store(item_id, None, version=None)
-    variants = list(Variant._get_collection().find({"item_id": item_id}).sort("_id"))
+    variants = list(Variant.coll().find({"item_id": item_id}).sort("_id"))
     ids = online_price_ids(item_id, (v["_id"] for v in variants))
     prices = {
         p["_id"]: p["amount"].to_decimal()
-        for p in Price._get_collection().find({"_id": {"$in": ids}})
+        for p in Price.coll().find({"_id": {"$in": ids}})
     }
     summary = summary_of(item=item, variants=variants, prices=prices)
     return _store(item_id, summary, version=item.get("version", 0))
@@ -134,7 +134,7 @@ def _store(item_id: str, summary: dict | None, *, version: int | None) -> dict |
     the same "before" document.) ``version`` None: the item is gone, any
     summary goes.
     """
-    summaries = Summary._get_collection()
+    summaries = Summary.coll()
     while True:
         old = summaries.find_one({"_id": item_id})
         if old is not None and version is not None and old.get("version", 0) > version:
@@ -166,7 +166,7 @@ def summaries_rescope() -> int:
     """Give every summary the browse scopes of its department and category
     (summaries stored before they carried them); returns how many changed.
     One update per category, each touching only the summaries that differ."""
-    summaries = Summary._get_collection()
+    summaries = Summary.coll()
     changed = 0
     pairs = summaries.aggregate(
         [{"$group": {"_id": {"d": "$department", "c": "$category"}}}]

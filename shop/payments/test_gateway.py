@@ -65,7 +65,7 @@ class TestGateway(PaymentProvider):
             "message": message,
             "at": timezone.now(),
         }
-        collection = GatewayCharge._get_collection()
+        collection = GatewayCharge.coll()
         try:
             collection.insert_one(record)
         except DuplicateKeyError:
@@ -77,13 +77,13 @@ class TestGateway(PaymentProvider):
         return charge
 
     def lookup(self, *, reference: str) -> Charge | None:
-        record = GatewayCharge._get_collection().find_one({"_id": reference})
+        record = GatewayCharge.coll().find_one({"_id": reference})
         return self._charge(record) if record else None
 
     def refund(
         self, *, reference: str, charge_reference: str, amount: Decimal, currency: str
     ) -> Refund:
-        charge = GatewayCharge._get_collection().find_one({"_id": charge_reference})
+        charge = GatewayCharge.coll().find_one({"_id": charge_reference})
         if charge is None or charge["outcome"] != "paid":
             raise PaymentError("There is no paid charge to refund.")
         if amount > charge["amount"].to_decimal() or currency != charge["currency"]:
@@ -95,7 +95,7 @@ class TestGateway(PaymentProvider):
             "currency": currency,
             "at": timezone.now(),
         }
-        collection = GatewayRefund._get_collection()
+        collection = GatewayRefund.coll()
         try:
             collection.insert_one(record)
         except DuplicateKeyError:

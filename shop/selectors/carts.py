@@ -38,7 +38,7 @@ def live_cart(*, owner: str | None, now: datetime | None = None) -> Cart | None:
     or in checkout), else None."""
     if not owner:
         return None
-    raw = Cart._get_collection().find_one(live_filter(owner))
+    raw = Cart.coll().find_one(live_filter(owner))
     if raw is None or not is_live(raw, _now(now)):
         return None
     return Cart._from_son(raw)
@@ -119,7 +119,7 @@ class CartView:
 def _stale_units(skus: list[str], now: datetime) -> dict[str, int]:
     """Units of these SKUs listed by carts past their hold (not really taken)."""
     stale: dict[str, int] = {}
-    found = Cart._get_collection().find(
+    found = Cart.coll().find(
         {
             "items.sku": {"$in": skus},
             **stale_filter(now),
@@ -185,7 +185,7 @@ def expired_cart(*, owner: str | None, now: datetime | None = None) -> Cart | No
     if not owner:
         return None
     now = _now(now)
-    raw = Cart._get_collection().find_one({"owner": owner}, sort=[("modified_at", -1)])
+    raw = Cart.coll().find_one({"owner": owner}, sort=[("modified_at", -1)])
     if raw is None or is_live(raw, now):
         return None
     if not (raw.get("items") or raw.get("tickets")):

@@ -20,7 +20,7 @@ def invariant_problems() -> list[Problem]:
         ids = list({hold.cart_id for hold in holds})
         found = {
             raw["_id"]: Cart._from_son(raw)
-            for raw in Cart._get_collection().find({"_id": {"$in": ids}})
+            for raw in Cart.coll().find({"_id": {"$in": ids}})
         }
         for hold in holds:
             cart = found.get(hold.cart_id)

@@ -62,7 +62,7 @@ def _next_order_number() -> str:
     """A short, unique, human-friendly number: MQ-100001, MQ-100002, ..."""
     for _ in range(3):
         try:
-            seq = Sequence._get_collection().find_one_and_update(
+            seq = Sequence.coll().find_one_and_update(
                 {"_id": "order_number"},
                 {"$inc": {"value": 1}},
                 upsert=True,

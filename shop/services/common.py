@@ -11,11 +11,11 @@ from shop.kinds import KINDS
 
 
 def carts() -> Collection:
-    return Cart._get_collection()
+    return Cart.coll()
 
 
 def orders() -> Collection:
-    return Order._get_collection()
+    return Order.coll()
 
 
 def utcnow(now: datetime | None = None) -> datetime:

@@ -49,7 +49,7 @@ def _scope_doc(query: BrowseQuery) -> dict | None:
     from catalog.documents import BrowseScope
 
     scope = query.category or query.department or "*"
-    return BrowseScope._get_collection().find_one({"_id": scope})
+    return BrowseScope.coll().find_one({"_id": scope})
 
 
 def _random_queries(db, rng: random.Random, count: int) -> list[BrowseQuery]:
@@ -189,7 +189,7 @@ def test_sizes_under_a_chosen_colour_count_only_its_variants_from_the_index(
 
 
 def _index_of(department: str):
-    key = (browse_index.Summary._get_collection().database.name, department)
+    key = (browse_index.Summary.coll().database.name, department)
     return browse_index._indexes.get(key)
 
 

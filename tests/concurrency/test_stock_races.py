@@ -85,7 +85,7 @@ _read_barrier = None
 
 def check_then_write(cart_id, sku):
     """The seed's mistake on purpose: read, decide, then write unconditionally."""
-    collection = Inventory._get_collection()
+    collection = Inventory.coll()
     free = collection.find_one({"_id": sku})["quantity"]
     _read_barrier.wait(timeout=60)  # everyone has read before anyone writes
     if free < 1:
