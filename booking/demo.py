@@ -20,8 +20,8 @@ from string import ascii_uppercase
 
 from django.utils import timezone
 
-from booking import services
 from booking.documents import Theater
+from booking.services import layouts
 from booking.values import SeatSpec, ZoneSpec
 from config.progress import Progress
 
@@ -242,7 +242,7 @@ def load(*, items: int, seed: int, out) -> None:
     rng = random.Random(seed)
     ids = {}
     for theater in THEATERS:
-        ids[theater["name"]] = services.theater_create(
+        ids[theater["name"]] = layouts.theater_create(
             name=theater["name"], zones=theater["zones"], layout=theater["layout"]()
         )
     first_day = timezone.localdate() + timedelta(days=1)
@@ -252,7 +252,7 @@ def load(*, items: int, seed: int, out) -> None:
     stream = getattr(out, "_out", out)
     with Progress("Sessions", len(performances), stream=stream) as progress:
         for performance in performances:
-            services.session_create(
+            layouts.session_create(
                 theater_id=ids[performance["theater"]],
                 show=performance["show"],
                 description=performance["description"],

@@ -79,7 +79,7 @@ def _insert(documents) -> None:
     documents = list(documents)
     for document in documents:
         document.validate()
-    collection = type(documents[0])._get_collection()
+    collection = type(documents[0]).coll()
     collection.insert_many([d.to_mongo().to_dict() for d in documents], ordered=False)
 
 
@@ -175,7 +175,7 @@ def theater_setup(db, run) -> str:
 
     from django.utils import timezone
 
-    from booking.services import session_create, theater_create
+    from booking.services.layouts import session_create, theater_create
     from booking.values import SeatSpec, ZoneSpec
     from config import mongo
 

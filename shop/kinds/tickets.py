@@ -31,7 +31,7 @@ from booking.selectors import (
     session_invariant_violations,
     session_sale,
 )
-from booking.services import (
+from booking.services.seats import (
     seats_commit,
     seats_hold,
     seats_refresh,
@@ -287,7 +287,7 @@ class TicketKind(LineKind):
         """No seat listed by two live carts, and every seat a live cart lists
         held for it by the session (a line never outlives its seats)."""
         listed: dict[tuple[str, Seat], list[str]] = defaultdict(list)
-        cursor = Cart._get_collection().find(
+        cursor = Cart.coll().find(
             {"state": {"$in": list(HOLDING_STATES)}, "tickets.0": {"$exists": True}},
             {"tickets.session_id": 1, "tickets.seats.row": 1, "tickets.seats.col": 1},
         )
@@ -335,7 +335,7 @@ def _paid_seats() -> tuple[dict[str, list[Seat]], dict[tuple[str, Seat], list[st
     seats are not back on sale yet), and which orders list each seat."""
     sold: dict[str, list[Seat]] = defaultdict(list)
     owners: dict[tuple[str, Seat], list[str]] = defaultdict(list)
-    cursor = Order._get_collection().find(
+    cursor = Order.coll().find(
         {"state": {"$in": [PAID, REFUNDING]}, "lines.kind": TicketKind.name},
         {"number": 1, "lines": 1},
     )

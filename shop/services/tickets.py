@@ -30,7 +30,7 @@ from booking.errors import (
     UnknownZone,
 )
 from booking.selectors import seat_holders
-from booking.services import (
+from booking.services.seats import (
     seats_best_available,
     seats_hold,
     seats_release,

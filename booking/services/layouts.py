@@ -1,0 +1,190 @@
+"""Halls and performances: creating a theater from its layout and putting a
+session on sale, with the checks of what the caller passes.
+
+A theater's layout is validated once, here; a session copies the theater's
+arrays verbatim, so it stays self-contained. Seat changes are the protocol's
+(``booking.services.seats``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
+
+from bson import Decimal128, ObjectId
+from django.utils import timezone
+from mongoengine import NotUniqueError, ValidationError
+
+from booking.documents import FLAGS, FREE, GAP, Cell, Session, Theater, Zone
+from booking.errors import InvalidLayout, InvalidRequest, TheaterNotFound, UnknownZone
+from booking.values import SeatSpec, ZoneSpec, seat_label
+
+MAX_GRID = 200  # rows, and cells per row
+MAX_PRICE = Decimal("100000")
+CENT = Decimal("0.01")
+
+
+def _price(value) -> Decimal:
+    # Money is Decimal only: a float has already lost the pennies.
+    if not isinstance(value, Decimal) or not value.is_finite():
+        raise InvalidRequest("Prices must be decimal amounts.")
+    if not Decimal(0) <= value <= MAX_PRICE:
+        raise InvalidRequest(f"Prices must be between £0 and £{MAX_PRICE}.")
+    try:
+        return value.quantize(CENT)
+    except InvalidOperation as exc:
+        raise InvalidRequest("Prices must be decimal amounts.") from exc
+
+
+def theater_create(
+    *,
+    name: str,
+    zones: Sequence[ZoneSpec],
+    layout: Sequence[Sequence[SeatSpec | None]],
+) -> str:
+    """Create a theater from a layout of any shape; returns its id.
+
+    ``layout`` is a list of grid rows (they may differ in length); each cell
+    is a ``SeatSpec`` or None for a gap (an aisle, the stage edge). Every seat
+    names a zone of ``zones`` and has a row label and number unique in the
+    hall. Invariant: ``seatsAvailable`` == the number of real seats, and the
+    state map ``seats`` is FREE exactly where the layout has a seat.
+
+    Raises InvalidLayout (shape, labels, zones, duplicate name).
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidLayout("A theater needs a name.")
+    if not zones or not all(isinstance(z, ZoneSpec) for z in zones):
+        raise InvalidLayout("A theater needs at least one price zone.")
+    codes = [z.code for z in zones]
+    if len(set(codes)) != len(codes):
+        raise InvalidLayout("Zone codes must be unique.")
+    if not isinstance(layout, (list, tuple)) or not 0 < len(layout) <= MAX_GRID:
+        raise InvalidLayout(f"A layout has between 1 and {MAX_GRID} rows.")
+    cells: list[list[Cell]] = []
+    state: list[list[int]] = []
+    labels: set[tuple[str, int]] = set()
+    for row in layout:
+        if not isinstance(row, (list, tuple)) or len(row) > MAX_GRID:
+            raise InvalidLayout(f"A row has at most {MAX_GRID} cells.")
+        cells.append([])
+        state.append([])
+        for spec in row:
+            if spec is None:
+                cells[-1].append(Cell(kind="gap"))
+                state[-1].append(GAP)
+                continue
+            if not isinstance(spec, SeatSpec) or spec.zone not in codes:
+                raise InvalidLayout("Every seat must belong to one of the zones.")
+            if not set(spec.flags) <= set(FLAGS):
+                raise InvalidLayout(f"Seat flags are {', '.join(FLAGS)}.")
+            if (spec.row, spec.number) in labels:
+                raise InvalidLayout(
+                    f"{seat_label(spec.row, spec.number)} appears twice."
+                )
+            labels.add((spec.row, spec.number))
+            cells[-1].append(
+                Cell(
+                    kind="seat",
+                    row=spec.row,
+                    number=spec.number,
+                    zone=spec.zone,
+                    flags=[f for f in FLAGS if f in spec.flags],
+                )
+            )
+            state[-1].append(FREE)
+    if not labels:
+        raise InvalidLayout("A theater needs at least one seat.")
+    theater = Theater(
+        name=name.strip(),
+        zones=[
+            Zone(code=z.code, name=z.name, colour=z.colour, rank=z.rank) for z in zones
+        ],
+        layout=cells,
+        seats=state,
+        seats_available=len(labels),
+        created_at=timezone.now(),
+    )
+    try:
+        theater.save()
+    except NotUniqueError as exc:
+        raise InvalidLayout(f"A theater named {name.strip()} already exists.") from exc
+    except ValidationError as exc:
+        raise InvalidLayout(f"That seat layout is not valid: {exc.message}") from exc
+    return str(theater.id)
+
+
+def session_create(
+    *,
+    theater_id: str,
+    show: str,
+    start: datetime,
+    end: datetime,
+    prices: Mapping[str, Decimal],
+    description: str = "",
+) -> str:
+    """Put a performance on sale in a theater; returns the session id.
+
+    The session copies the theater's layout and state map (all seats FREE,
+    gaps stay gaps) and its seat count, as the article does, so the session
+    stays self-contained even if the hall is later re-arranged. Invariant at
+    birth: ``seatsAvailable`` == real seats, no reservations, nothing sold.
+
+    Raises TheaterNotFound, UnknownZone (a price for a zone the hall lacks),
+    InvalidRequest (no show name, times not timezone-aware, start in the past
+    or not before end, a price missing or not a Decimal).
+    """
+    if not isinstance(theater_id, str) or not ObjectId.is_valid(theater_id):
+        raise TheaterNotFound()
+    if not isinstance(show, str) or not show.strip() or len(show) > 160:
+        raise InvalidRequest("A performance needs a show name (up to 160 letters).")
+    if not isinstance(description, str):
+        raise InvalidRequest("The description must be text.")
+    for moment in (start, end):
+        if not isinstance(moment, datetime) or timezone.is_naive(moment):
+            raise InvalidRequest("Start and end must be timezone-aware times.")
+    if start >= end:
+        raise InvalidRequest("A performance must end after it starts.")
+    if start <= timezone.now():
+        raise InvalidRequest("A performance cannot start in the past.")
+    if not isinstance(prices, Mapping):
+        raise InvalidRequest("Prices are given per zone.")
+    theater = Theater.coll().find_one({"_id": ObjectId(theater_id)})
+    if theater is None:
+        raise TheaterNotFound()
+    codes = {z["code"] for z in theater["zones"]}
+    unknown = set(prices) - codes
+    if unknown:
+        raise UnknownZone(f"{', '.join(sorted(map(str, unknown)))}: no such zone.")
+    used = {
+        cell["zone"] for row in theater["layout"] for cell in row if cell.get("zone")
+    }
+    missing = used - set(prices)
+    if missing:
+        raise InvalidRequest(
+            f"Every zone needs a price (missing: {', '.join(sorted(missing))})."
+        )
+    # The theater's arrays were validated when it was created; copying the
+    # stored documents verbatim (rather than through MongoEngine objects, a
+    # few hundred per hall) keeps creating a season of sessions quick.
+    result = Session.coll().insert_one(
+        {
+            "theater_id": theater["_id"],
+            "theater_name": theater["name"],
+            "name": show.strip(),
+            "description": description.strip(),
+            "start": start,
+            "end": end,
+            "zones": theater["zones"],
+            "layout": theater["layout"],
+            "prices": {code: Decimal128(_price(p)) for code, p in prices.items()},
+            "seats": theater["seats"],
+            "seatsAvailable": theater["seatsAvailable"],
+            "reservations": [],
+            "sold": [],
+            "version": 0,
+            "created_at": timezone.now(),
+        }
+    )
+    return str(result.inserted_id)
