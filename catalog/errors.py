@@ -1,4 +1,5 @@
-"""Domain errors of the catalog app."""
+"""What the catalog tells the shopper: its refusals (domain errors, whose
+``message`` is shown) and its confirmations, in one place."""
 
 from config.errors import DomainError
 
@@ -78,3 +79,25 @@ class StockShort(DomainError):
 class InvalidStore(DomainError):
     message = "That store is not valid."
     status = 400
+
+
+# --- Not found: the 404's reason ------------------------------------------------
+
+NO_SUCH_DEPARTMENT = "No such department."
+NO_SUCH_CATEGORY = "No such department or category."
+NO_SUCH_VARIANT = "No such product variant."
+
+
+# --- What the store and location choices say ----------------------------------
+
+NOT_A_STORE = "Not a valid store."
+STORE_GONE = "Your store is no longer available; showing online prices."
+ONLINE_PRICES = "Showing online prices."
+
+
+def store_chosen(store) -> str:
+    return f"Prices and stock for {store.name}."
+
+
+def no_store_near(place: str) -> str:
+    return f"We have no store near “{place}”. Try a town or postcode."

@@ -11,3 +11,10 @@ class DomainError(Exception):
         if message is not None:
             self.message = message
         super().__init__(self.message)
+
+
+class InvalidInput(DomainError):
+    """A form did not validate; ``message`` is its first error."""
+
+    message = "Please check what you entered."
+    status = 400

@@ -12,8 +12,3 @@ class ShopConfig(AppConfig):
         from shop.signals import merge_cart_on_login
 
         user_logged_in.connect(merge_cart_on_login, dispatch_uid="shop.merge_cart")
-
-        # Seat holds are cart lines: the seat map posts clicks to the shop.
-        from shop import box_office
-
-        box_office.install()

@@ -1,4 +1,10 @@
-"""Domain errors of the shop app; ``message`` is shown to the shopper."""
+"""What the shop tells the shopper: its refusals and its confirmations.
+
+Refusals are domain errors (``message`` is shown to the shopper, ``status``
+is the page's); the views raise none of their own and word no success
+message of their own: both are here, so every sentence the shop says is in
+one place.
+"""
 
 from config.errors import DomainError
 
@@ -108,3 +114,49 @@ class RefundFailed(DomainError):
         "The payment provider could not refund this order just now; it is still "
         "paid and nothing changed. Please try again in a moment."
     )
+
+
+# --- Not found: the 404's reason (never shown to the shopper as such) ----------
+
+NO_SUCH_PRODUCT = "No such product."
+NO_SUCH_CART = "No such cart."
+NO_SUCH_ORDER = "No such order."
+NO_SUCH_PERFORMANCE = "No such performance."
+
+
+# --- Confirmations ----------------------------------------------------------------
+
+ADDED = "Added to your cart."
+CART_UPDATED = "Cart updated."
+REMOVED = "Removed from your cart."
+CART_EMPTIED = "Your cart is empty now."
+HOLD_EXTENDED = "Your items are held for longer."
+CART_EMPTY_AT_CHECKOUT = "Your cart is empty."
+SEATS_REMOVED = "Seats removed."
+
+
+def _join(labels) -> str:
+    labels = list(labels)
+    if len(labels) == 1:
+        return labels[0]
+    return ", ".join(labels[:-1]) + " and " + labels[-1]
+
+
+def seats_held(held) -> str:
+    return f"{_join(held.labels)}: held for you."
+
+
+def seats_released(freed) -> str:
+    return f"{_join(freed.labels)}: released." if freed.seats else SEATS_REMOVED
+
+
+def best_seats_found(held) -> str:
+    return f"We found {_join(held.labels)} for you."
+
+
+def order_paid(order) -> str:
+    return f"Thank you! Order {order.number} is paid."
+
+
+def order_canceled(order) -> str:
+    return f"Order {order.number} is canceled and refunded; its seats are back on sale."

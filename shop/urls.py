@@ -1,48 +1,54 @@
 from django.urls import path, re_path
 
-from shop import views
+from shop.views import cart, orders, seats
+
+SESSION = r"^sessions/(?P<session_id>[0-9a-f]{24})/"
 
 app_name = "shop"
 urlpatterns = [
-    path("cart/", views.cart_page, name="cart"),
-    path("cart/add/", views.add, name="add"),
-    path("cart/update/", views.update, name="update"),
-    path("cart/remove/", views.remove, name="remove"),
-    path("cart/clear/", views.clear, name="clear"),
-    path("cart/extend/", views.extend, name="extend"),
-    path("cart/expired/", views.expired, name="expired"),
-    path("cart/tickets/remove/", views.remove_tickets, name="remove_tickets"),
+    path("cart/", cart.cart_page, name="cart"),
+    path("cart/add/", cart.add, name="add"),
+    path("cart/update/", cart.update, name="update"),
+    path("cart/remove/", cart.remove, name="remove"),
+    path("cart/clear/", cart.clear, name="clear"),
+    path("cart/extend/", cart.extend, name="extend"),
+    path("cart/expired/", cart.expired, name="expired"),
+    path("cart/tickets/remove/", cart.remove_tickets, name="remove_tickets"),
+    # A performance's seat map (24 hex digits: anything else is no session
+    # at all, 404 by routing).
+    re_path(SESSION + "$", seats.session_page, name="session"),
+    re_path(SESSION + "map/$", seats.seat_map_partial, name="seat_map"),
     re_path(
         r"^cart/tickets/(?P<session_id>[0-9a-f]{24})/hold/$",
-        views.hold_seats,
+        seats.hold_seats,
         name="hold_seats",
     ),
     re_path(
         r"^cart/tickets/(?P<session_id>[0-9a-f]{24})/release/$",
-        views.release_seats,
+        seats.release_seats,
         name="release_seats",
     ),
     re_path(
         r"^cart/tickets/(?P<session_id>[0-9a-f]{24})/best/$",
-        views.best_seats,
+        seats.best_seats,
         name="best_seats",
     ),
-    path("checkout/", views.checkout, name="checkout"),
-    path("orders/", views.my_orders, name="orders"),
-    re_path(r"^orders/(?P<number>MQ-\d{1,12})/$", views.my_order, name="order"),
+    path("checkout/", orders.checkout, name="checkout"),
+    path("orders/", orders.my_orders, name="orders"),
+    re_path(r"^orders/(?P<number>MQ-\d{1,12})/$", orders.my_order, name="order"),
     re_path(
         r"^orders/(?P<number>MQ-\d{1,12})/cancel/$",
-        views.my_order_cancel,
+        orders.my_order_cancel,
         name="order_cancel",
     ),
     re_path(
         r"^orders/(?P<number>MQ-\d{1,12})/(?P<token>[A-Za-z0-9_-]{20,64})/$",
-        views.order_link,
+        orders.order_link,
         name="order_link",
     ),
     re_path(
         r"^orders/(?P<number>MQ-\d{1,12})/(?P<token>[A-Za-z0-9_-]{20,64})/cancel/$",
-        views.order_link_cancel,
+        orders.order_link_cancel,
         name="order_link_cancel",
     ),
 ]
