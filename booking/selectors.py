@@ -26,6 +26,7 @@ from booking.values import (
     Seat,
     SeatHold,
     SeatMap,
+    SessionProblem,
     SessionSale,
     ShowDate,
     ShowListing,
@@ -303,11 +304,14 @@ def session_sale(*, session_id: str, now: datetime | None = None) -> SessionSale
     )
 
 
-def _violations(doc: dict, sold_elsewhere: set[Seat] | None) -> list[str]:
+def _violations(doc: dict, sold_elsewhere: set[Seat] | None) -> list[SessionProblem]:
     """What is wrong with one session document (empty when all is well)."""
-    name = f"session {doc['_id']} ({doc.get('name', '?')})"
+    session_id, show = str(doc["_id"]), doc.get("name", "?")
     layout, state = doc.get("layout", []), doc.get("seats", [])
-    found: list[str] = []
+    found: list[SessionProblem] = []
+
+    def problem(message: str) -> None:
+        found.append(SessionProblem(session_id, show, message))
 
     def label(seat: Seat) -> str:
         r, c = seat
@@ -318,26 +322,30 @@ def _violations(doc: dict, sold_elsewhere: set[Seat] | None) -> list[str]:
             return f"position {seat}"
 
     if [len(row) for row in layout] != [len(row) for row in state]:
-        return [f"{name}: the seat states do not match the shape of the layout"]
+        return [
+            SessionProblem(
+                session_id, show, "the seat states do not match the shape of the layout"
+            )
+        ]
     real, taken = 0, set()
     for r, (layout_row, state_row) in enumerate(zip(layout, state, strict=True)):
         for c, (cell, value) in enumerate(zip(layout_row, state_row, strict=True)):
             if cell.get("kind") != "seat":
                 if value != GAP:
-                    found.append(f"{name}: gap at {(r, c)} has state {value!r}")
+                    problem(f"gap at {(r, c)} has state {value!r}")
                 continue
             real += 1
             if value == TAKEN:
                 taken.add((r, c))
             elif value != FREE:
-                found.append(f"{name}: {label((r, c))} has state {value!r}")
+                problem(f"{label((r, c))} has state {value!r}")
 
     held: dict[Seat, str] = {}
     for entry in doc.get("reservations", []):
         seat = tuple(entry["seat"])
         if seat in held:
-            found.append(
-                f"{name}: {label(seat)} is held by two carts"
+            problem(
+                f"{label(seat)} is held by two carts"
                 f" ({held[seat]} and {entry['cart_id']})"
             )
         held.setdefault(seat, entry["cart_id"])
@@ -345,34 +353,41 @@ def _violations(doc: dict, sold_elsewhere: set[Seat] | None) -> list[str]:
     for entry in doc.get("sold", []):
         seat = tuple(entry["seat"])
         if seat in sold:
-            found.append(f"{name}: {label(seat)} is sold twice")
+            problem(f"{label(seat)} is sold twice")
         if seat in held:
-            found.append(f"{name}: {label(seat)} is sold and also held by {held[seat]}")
+            problem(f"{label(seat)} is sold and also held by {held[seat]}")
         sold.add(seat)
 
     accounted = set(held) | sold
     for seat in sorted(taken - accounted):
-        found.append(f"{name}: {label(seat)} is taken but neither held nor sold")
+        problem(f"{label(seat)} is taken but neither held nor sold")
     for seat in sorted(accounted - taken):
-        found.append(f"{name}: {label(seat)} is held or sold but marked free")
+        problem(f"{label(seat)} is held or sold but marked free")
     expected = real - len(taken)
     if doc.get("seatsAvailable") != expected:
-        found.append(
-            f"{name}: seatsAvailable is {doc.get('seatsAvailable')!r},"
+        problem(
+            f"seatsAvailable is {doc.get('seatsAvailable')!r},"
             f" but {real} seats - {len(taken)} taken = {expected}"
         )
     if sold_elsewhere is not None and sold_elsewhere != sold:
         for seat in sorted(sold - sold_elsewhere):
-            found.append(f"{name}: {label(seat)} is sold here but in no paid order")
+            problem(f"{label(seat)} is sold here but in no paid order")
         for seat in sorted(sold_elsewhere - sold):
-            found.append(f"{name}: {label(seat)} is in a paid order but not sold here")
+            problem(f"{label(seat)} is in a paid order but not sold here")
     return found
 
 
 def session_invariant_violations(
     *, sold: Mapping[str, Sequence[Seat]] | None = None
 ) -> list[str]:
-    """Check every session; one readable line per broken invariant.
+    """``session_problems`` as readable lines ("session <id> (<show>): ...")."""
+    return [str(problem) for problem in session_problems(sold=sold)]
+
+
+def session_problems(
+    *, sold: Mapping[str, Sequence[Seat]] | None = None
+) -> list[SessionProblem]:
+    """Check every session; one SessionProblem per broken invariant.
 
     Per session: taken seats == held + sold seats; ``seatsAvailable`` == real
     seats - taken; no seat held by two carts, sold twice, or both; gaps stay
@@ -387,7 +402,7 @@ def session_invariant_violations(
             str(session_id): {(int(r), int(c)) for r, c in seats}
             for session_id, seats in sold.items()
         }
-    found: list[str] = []
+    found: list[SessionProblem] = []
     seen: set[str] = set()
     cursor = _sessions().find(
         {},
@@ -410,5 +425,9 @@ def session_invariant_violations(
     if expected is not None:
         for session_id in sorted(set(expected) - seen):
             if expected[session_id]:
-                found.append(f"session {session_id}: paid orders for a missing session")
+                found.append(
+                    SessionProblem(
+                        session_id, None, "paid orders for a missing session"
+                    )
+                )
     return found

@@ -14,20 +14,6 @@ from decimal import Decimal
 # A seat's position in a session's grid: (row index, column index), from 0.
 Seat = tuple[int, int]
 
-STATE_WORDS = {"free": "available", "taken": "taken", "mine": "held by you"}
-FLAG_WORDS = {
-    "wheelchair": "wheelchair space",
-    "companion": "companion seat",
-    "restricted": "restricted view",
-}
-
-
-def format_money(amount: Decimal) -> str:
-    """£35 for whole pounds, £35.50 otherwise (seat prices read aloud well)."""
-    if amount == amount.to_integral_value():
-        return f"£{amount:,.0f}"
-    return f"£{amount:,.2f}"
-
 
 def seat_label(row: str, number: int) -> str:
     return f"Row {row}, seat {number}"
@@ -165,24 +151,6 @@ class MapCell:
     def label(self) -> str:
         return seat_label(self.row_label, self.number) if self.is_seat else ""
 
-    @property
-    def price_text(self) -> str:
-        return format_money(self.price) if self.price is not None else ""
-
-    @property
-    def flag_words(self) -> tuple[str, ...]:
-        return tuple(FLAG_WORDS[f] for f in self.flags)
-
-    @property
-    def accessible_name(self) -> str:
-        """ "Row F, seat 12, Stalls, £35, available" (flags before the state)."""
-        if not self.is_seat:
-            return ""
-        parts = [self.label, self.zone_name, self.price_text]
-        parts += self.flag_words
-        parts.append(STATE_WORDS[self.state])
-        return ", ".join(p for p in parts if p)
-
 
 @dataclass(frozen=True)
 class MapRow:
@@ -199,10 +167,6 @@ class ZoneLegend:
     rank: int
     price: Decimal
     available: int  # free seats in the zone
-
-    @property
-    def price_text(self) -> str:
-        return format_money(self.price)
 
 
 @dataclass(frozen=True)
@@ -254,10 +218,6 @@ class Performance:
     def sold_out(self) -> bool:
         return self.seats_left <= 0
 
-    @property
-    def from_price_text(self) -> str:
-        return format_money(self.from_price) if self.from_price is not None else ""
-
 
 @dataclass(frozen=True)
 class ShowDate:
@@ -303,3 +263,19 @@ class SessionSale:
     is_open: bool
     prices: dict[str, Decimal]  # zone code -> price now
     zone_names: dict[str, str]  # zone code -> name
+
+
+@dataclass(frozen=True)
+class SessionProblem:
+    """A broken invariant of one session: which (``session_id``, its show's
+    name when the session exists) and what (``message``)."""
+
+    session_id: str
+    show: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f"session {self.session_id}"
+        if self.show is not None:
+            where += f" ({self.show})"
+        return f"{where}: {self.message}"

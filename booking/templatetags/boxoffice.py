@@ -1,18 +1,41 @@
-from decimal import Decimal
+"""The box office's presentation: a seat's words for screen readers, and the
+seat grid and list drawn in Python.
+
+Prices are written by the site's money filter (``config.templatetags.money``)
+in its "whole" style: £35, £20.50.
+"""
+
 from html import escape
 
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
-from booking.values import MapCell, SeatMap, format_money
+from booking.values import MapCell, SeatMap
+from config.templatetags.money import WHOLE, format_money
 
 register = template.Library()
 
+STATE_WORDS = {"free": "available", "taken": "taken", "mine": "held by you"}
+FLAG_WORDS = {
+    "wheelchair": "wheelchair space",
+    "companion": "companion seat",
+    "restricted": "restricted view",
+}
+
+
+def flag_words(cell: MapCell) -> tuple[str, ...]:
+    return tuple(FLAG_WORDS[f] for f in cell.flags)
+
 
 @register.filter
-def money(amount: Decimal | None) -> str:
-    """£35, £20.50: how the box office writes a price."""
-    return "" if amount is None else format_money(amount)
+def accessible_name(cell: MapCell) -> str:
+    """ "Row F, seat 12, Stalls, £35, available" (flags before the state)."""
+    if not cell.is_seat:
+        return ""
+    parts = [cell.label, cell.zone_name, format_money(cell.price, WHOLE)]
+    parts += flag_words(cell)
+    parts.append(STATE_WORDS[cell.state])
+    return ", ".join(p for p in parts if p)
 
 
 # The seat grid and the list of free seats are drawn here rather than by
@@ -47,7 +70,7 @@ def _seat(cell: MapCell, can_hold: bool, can_release: bool, release_url: str) ->
         f'<span class="cell" role="gridcell"><button id="{cell.dom_id}" '
         f'class="{escape(classes)}" style="--zone: {escape(cell.colour)}" '
         f'data-row="{cell.row}" data-col="{cell.col}" '
-        f'aria-label="{escape(cell.accessible_name)}" {action}>'
+        f'aria-label="{escape(accessible_name(cell))}" {action}>'
         f"{escape(str(cell.number))}</button></span>"
     )
 
@@ -84,10 +107,10 @@ def free_seat_items(cells: list[MapCell], can_hold: bool) -> SafeString:
             label = (
                 f'<button type="submit" class="link" name="seat" '
                 f'value="{escape(cell.key)}" '
-                f'aria-label="Hold {escape(cell.accessible_name)}">{label}</button>'
+                f'aria-label="Hold {escape(accessible_name(cell))}">{label}</button>'
             )
         flags = "".join(
-            f'<span class="flag">, {escape(words)}</span>' for words in cell.flag_words
+            f'<span class="flag">, {escape(words)}</span>' for words in flag_words(cell)
         )
         items.append(f"<li>{label}{flags}</li>")
     return mark_safe("\n".join(items))

@@ -1,19 +1,12 @@
-"""Presentation helpers of the catalog pages: money, stars, thumbnails, URLs."""
+"""Presentation helpers of the catalog pages: stars, thumbnails, URLs (money is
+the site's one filter, ``config.templatetags.money``)."""
 
 import zlib
-from decimal import Decimal
 
 from django import template
 from django.utils.html import format_html
 
 register = template.Library()
-
-
-@register.filter
-def money(amount: Decimal | None) -> str:
-    if amount is None:
-        return ""
-    return f"£{amount:,.2f}"
 
 
 @register.filter

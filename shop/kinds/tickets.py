@@ -28,7 +28,7 @@ from booking.selectors import (
     cart_holds,
     reservations_index,
     seat_holders,
-    session_invariant_violations,
+    session_problems,
     session_sale,
 )
 from booking.services.seats import (
@@ -276,10 +276,8 @@ class TicketKind(LineKind):
                         f"seat {seat_key[1]} is in orders {', '.join(numbers)}",
                     )
                 )
-        for message in session_invariant_violations(sold=sold):
-            # Each line starts "session <id> ...": the id is the resource.
-            key = message.split()[1].rstrip(":")
-            problems.append(Problem(self.name, key, message))
+        for problem in session_problems(sold=sold):
+            problems.append(Problem(self.name, problem.session_id, str(problem)))
         problems.extend(self._cart_side_problems())
         return problems
 
