@@ -1,16 +1,10 @@
 """A shopper's changes to their cart: add, change, remove, clear, extend, merge.
 
-Order of the two writes (DESIGN §3.2). When units are TAKEN, the resource
-first, then the cart (guarded on ``state == "active"``), and if the cart
-refuses, the units go straight back. When units are GIVEN BACK, the cart
-first, then the resource. Either way the resource never holds less than the
-cart lists: a crash between the two writes leaves a surplus hold, which the
-reconciler returns; never a line without its units.
-
-Every change pushes ``expires_at`` to now + CART_HOLD_MINUTES.
+Each product change runs the line pipeline of ``shop.services.lines`` (the
+resource first when units are taken, the cart first when they are given
+back); this module says only what the shopper wants.
 """
 
-import uuid
 from datetime import datetime
 
 from bson.decimal128 import Decimal128
@@ -22,34 +16,32 @@ from catalog.selectors.pricing import sellable
 from catalog.services.stock import stock_adjust, stock_reserve, stock_transfer
 from config.errors import DomainError
 from shop import faults
-from shop.cart_state import (
-    ACTIVE,
-    CANCELED,
-    PENDING,
-    is_live,
-    live_filter,
-    missing,
-    open_filter,
-    refusal,
-)
+from shop.cart_state import ACTIVE, CANCELED, live_filter, open_filter, refusal
 from shop.documents import Cart
 from shop.errors import (
-    CartChanged,
     CartNotFound,
     CartPending,
     ExtensionsUsed,
     LineNotInCart,
     QuantityTooLarge,
 )
-from shop.kinds import KINDS, PRODUCTS, lines_of
+from shop.kinds import KINDS, PRODUCTS, TICKETS, lines_of
 from shop.kinds.products import give_back_units
 from shop.limits import MAX_EXTENSIONS, MAX_LINE_QUANTITY
-from shop.services.common import carts, hold_time, load_cart, utcnow
-from shop.services.expiry import cart_expire, carts_expire_holding
-
-# Read-then-write loops on the cart retry this often when another request of
-# the same shopper got in between.
-_ATTEMPTS = 4
+from shop.services.common import carts, load_cart, utcnow
+from shop.services.expiry import carts_expire_holding
+from shop.services.lines import (
+    live_cart,
+    missing_cart,
+    new_cart,
+    refusal_of,
+    reload,
+    take_and_record,
+    touch,
+    unlist_and_give_back,
+    update_then_read,
+)
+from shop.services.tickets import tickets_merge
 
 
 def _units(quantity: object, *, allow_zero: bool = False) -> int:
@@ -62,84 +54,13 @@ def _units(quantity: object, *, allow_zero: bool = False) -> int:
     return quantity
 
 
-def _touch(now: datetime) -> dict:
-    """The fields every cart change sets: the hold restarts from now."""
-    return {"modified_at": now, "expires_at": now + hold_time()}
-
-
-def _reload(cart_id: str) -> Cart:
-    return load_cart(carts().find_one({"_id": cart_id}))
-
-
 def _line(cart: Cart, sku: str):
     return next((line for line in cart.items if line.sku == sku), None)
 
 
-def _live_cart(owner: str, now: datetime, *, create: bool) -> Cart | None:
-    """The owner's active cart within its hold (created if asked).
-
-    A live cart found past its hold is expired on the spot (its units go
-    back) and a new one started: expiry never waits for the job.
-    Raises CartPending while a checkout of the owner's cart runs.
-    """
-    if not isinstance(owner, str) or not owner:
-        # No shopper identity yet (a first visit): no cart to find.
-        if create:
-            raise CartNotFound()
-        return None
-    for _ in range(_ATTEMPTS):
-        raw = carts().find_one(live_filter(owner))
-        if raw is not None:
-            if raw["state"] == PENDING:
-                raise CartPending()
-            if is_live(raw, now):
-                return load_cart(raw)
-            cart_expire(cart_id=raw["_id"], now=now)
-            continue
-        if not create:
-            return None
-        cart = _new_cart(owner, now)
-        if cart is not None:
-            return cart
-    raise CartChanged()
-
-
-def _new_cart(owner: str, now: datetime) -> Cart | None:
-    """A new live cart for the owner; None when the owner has one already."""
-    if not isinstance(owner, str) or not owner:
-        raise CartNotFound()
-    cart = Cart(
-        cart_id=uuid.uuid4().hex,
-        owner=owner,
-        live_owner=owner,
-        state=ACTIVE,
-        items=[],
-        created_at=now,
-        **_touch(now),
-    )
-    try:
-        # The unique live_owner index allows one live cart per owner.
-        carts().insert_one(cart.to_mongo().to_dict())
-    except DuplicateKeyError:
-        return None
-    return cart
-
-
-def _refusal(cart_id: str, now: datetime) -> DomainError:
-    """Why a conditional update of this cart matched nothing (cart_state)."""
-    raw = carts().find_one({"_id": cart_id}, {"state": 1, "expires_at": 1})
-    return refusal(raw, now)
-
-
-def _missing_cart(owner: str, now: datetime, default: DomainError) -> DomainError:
-    """The owner has no live cart: say so, or that it expired."""
-    latest = carts().find_one(
-        {"owner": owner}, {"state": 1}, sort=[("modified_at", -1)]
-    )
-    return missing(latest, default)
-
-
-def _take(*, cart_id: str, sku: str, quantity: int, name: str, now, new: bool):
+def _take(
+    *, cart_id: str, sku: str, quantity: int, name: str, now, new: bool = True
+) -> int:
     """Hold ``quantity`` more units of ``sku`` for the cart.
 
     ``new``: a new entry (or a bigger one if the cart already holds some:
@@ -152,11 +73,11 @@ def _take(*, cart_id: str, sku: str, quantity: int, name: str, now, new: bool):
             if new:
                 try:
                     stock_reserve(sku=sku, cart_id=cart_id, quantity=quantity, now=now)
-                    return
+                    return quantity
                 except AlreadyReserved:
                     pass
             stock_adjust(sku=sku, cart_id=cart_id, delta=quantity, now=now)
-            return
+            return quantity
         except OutOfStock as exc:
             if attempt == 2 or not carts_expire_holding(
                 kind=PRODUCTS, key=sku, now=now
@@ -179,7 +100,7 @@ def cart_add_item(
     """
     quantity = _units(quantity)
     now = utcnow(now)
-    cart = _live_cart(owner, now, create=False)
+    cart = live_cart(owner, now, create=False)
     line = _line(cart, sku) if cart is not None else None
     if line is not None:
         # More of a line the cart has: its name and price are known already
@@ -192,56 +113,46 @@ def cart_add_item(
         # There was none a moment ago: insert one straight away. If another
         # request of this shopper made one meanwhile, the unique index
         # refuses and the loop finds (or expires and replaces) that one.
-        cart = _new_cart(owner, now) or _live_cart(owner, now, create=True)
+        cart = new_cart(owner, now) or live_cart(owner, now, create=True)
 
     cart_id = cart.cart_id
-    _take(
+
+    def record(quantity: int) -> dict | None:
+        son = {
+            "sku": sku,
+            "item_id": product.item_id,
+            "name": product.name,
+            "quantity": quantity,
+            "unit_price": Decimal128(product.unit_price),
+            "added_at": now,
+        }
+        raw = carts().find_one_and_update(
+            {"_id": cart_id, "state": ACTIVE, "items.sku": {"$ne": sku}},
+            {"$push": {"items": son}, "$set": touch(now)},
+            return_document=ReturnDocument.AFTER,
+        )
+        if raw is not None:
+            return raw
+        # Another request of this shopper added the same SKU meanwhile.
+        room = {"sku": sku, "quantity": {"$lte": MAX_LINE_QUANTITY - quantity}}
+        return update_then_read(
+            cart_id,
+            {"items": {"$elemMatch": room}},
+            {"$inc": {"items.$.quantity": quantity}, "$set": touch(now)},
+        )
+
+    _, raw = take_and_record(
         cart_id=cart_id,
-        sku=sku,
-        quantity=quantity,
-        name=product.name,
+        take=lambda: _take(
+            cart_id=cart_id, sku=sku, quantity=quantity, name=product.name, now=now
+        ),
+        record=record,
+        give_back=lambda taken: give_back_units(
+            sku=sku, cart_id=cart_id, quantity=taken, now=now
+        ),
         now=now,
-        new=True,
+        point="add.after_reserve",
     )
-    faults.point("add.after_reserve")
-    son = {
-        "sku": sku,
-        "item_id": product.item_id,
-        "name": product.name,
-        "quantity": quantity,
-        "unit_price": Decimal128(product.unit_price),
-        "added_at": now,
-    }
-    raw = carts().find_one_and_update(
-        {"_id": cart_id, "state": ACTIVE, "items.sku": {"$ne": sku}},
-        {"$push": {"items": son}, "$set": _touch(now)},
-        return_document=ReturnDocument.AFTER,
-    )
-    if raw is None:
-        # Another request of this shopper added the same SKU meanwhile. (No
-        # findAndModify here: the embedded server refuses a positional "$"
-        # in it, so update, then read.)
-        if (
-            carts()
-            .update_one(
-                {
-                    "_id": cart_id,
-                    "state": ACTIVE,
-                    "items": {
-                        "$elemMatch": {
-                            "sku": sku,
-                            "quantity": {"$lte": MAX_LINE_QUANTITY - quantity},
-                        }
-                    },
-                },
-                {"$inc": {"items.$.quantity": quantity}, "$set": _touch(now)},
-            )
-            .modified_count
-        ):
-            raw = carts().find_one({"_id": cart_id})
-    if raw is None:
-        give_back_units(sku=sku, cart_id=cart_id, quantity=quantity, now=now)
-        raise _refusal(cart_id, now)
     return load_cart(raw)
 
 
@@ -250,44 +161,46 @@ def _change(cart: Cart, line, quantity: int, now: datetime) -> Cart:
     cart_id, sku, old = cart.cart_id, line.sku, line.quantity
     delta = quantity - old
 
-    def record(fields: dict) -> dict | None:
+    def record(*_) -> dict | None:
         # Guarded on the quantity read: a concurrent change makes this refuse.
-        # (update then read: the embedded server refuses a positional "$" in
-        # findAndModify.)
-        if (
-            not carts()
-            .update_one(
-                {
-                    "_id": cart_id,
-                    "state": ACTIVE,
-                    "items": {"$elemMatch": {"sku": sku, "quantity": old}},
-                },
-                {"$set": {**fields, **_touch(now)}},
-            )
-            .modified_count
-        ):
-            return None
-        return carts().find_one({"_id": cart_id})
+        fields = {"items.$.quantity": quantity} if delta else {}
+        return update_then_read(
+            cart_id,
+            {"items": {"$elemMatch": {"sku": sku, "quantity": old}}},
+            {"$set": {**fields, **touch(now)}},
+        )
+
+    def give_back(units: int) -> None:
+        give_back_units(sku=sku, cart_id=cart_id, quantity=units, now=now)
 
     if delta > 0:
-        _take(
-            cart_id=cart_id, sku=sku, quantity=delta, name=line.name, now=now, new=False
+        _, raw = take_and_record(
+            cart_id=cart_id,
+            take=lambda: _take(
+                cart_id=cart_id,
+                sku=sku,
+                quantity=delta,
+                name=line.name,
+                now=now,
+                new=False,
+            ),
+            record=record,
+            give_back=give_back,
+            now=now,
+            point="set_quantity.after_stock",
         )
-        faults.point("set_quantity.after_stock")
-        raw = record({"items.$.quantity": quantity})
-        if raw is None:
-            give_back_units(sku=sku, cart_id=cart_id, quantity=delta, now=now)
-            raise _refusal(cart_id, now)
     elif delta < 0:
-        raw = record({"items.$.quantity": quantity})
-        if raw is None:
-            raise _refusal(cart_id, now)
-        faults.point("set_quantity.after_cart")
-        give_back_units(sku=sku, cart_id=cart_id, quantity=-delta, now=now)
+        raw = unlist_and_give_back(
+            cart_id=cart_id,
+            unlist=record,
+            give_back=lambda: give_back(-delta),
+            now=now,
+            point="set_quantity.after_cart",
+        )
     else:
-        raw = record({})
+        raw = record()
         if raw is None:
-            raise _refusal(cart_id, now)
+            raise refusal_of(cart_id, now)
     return load_cart(raw)
 
 
@@ -307,9 +220,9 @@ def cart_set_quantity(
     if quantity == 0:
         return cart_remove_item(owner=owner, sku=sku, now=now)
     now = utcnow(now)
-    cart = _live_cart(owner, now, create=False)
+    cart = live_cart(owner, now, create=False)
     if cart is None:
-        raise _missing_cart(owner, now, LineNotInCart())
+        raise missing_cart(owner, now, LineNotInCart())
     line = _line(cart, sku)
     if line is None:
         raise LineNotInCart()
@@ -322,28 +235,28 @@ def cart_remove_item(*, owner: str, sku: str, now: datetime | None = None) -> Ca
     Raises LineNotInCart, CartPending, CartExpired, CartChanged.
     """
     now = utcnow(now)
-    cart = _live_cart(owner, now, create=False)
+    cart = live_cart(owner, now, create=False)
     if cart is None:
-        raise _missing_cart(owner, now, LineNotInCart())
+        raise missing_cart(owner, now, LineNotInCart())
     line = _line(cart, sku)
     if line is None:
         raise LineNotInCart()
-    if (
-        not carts()
-        .update_one(
-            {
-                "_id": cart.cart_id,
-                "state": ACTIVE,
-                "items": {"$elemMatch": {"sku": sku, "quantity": line.quantity}},
-            },
-            {"$pull": {"items": {"sku": sku}}, "$set": _touch(now)},
-        )
-        .modified_count
-    ):
-        raise _refusal(cart.cart_id, now)
-    faults.point("remove.after_cart")
-    PRODUCTS.give_back(cart_id=cart.cart_id, line=line)
-    return _reload(cart.cart_id)
+    guard = {"sku": sku, "quantity": line.quantity}
+    unlist_and_give_back(
+        cart_id=cart.cart_id,
+        unlist=lambda: (
+            carts()
+            .update_one(
+                {"_id": cart.cart_id, "state": ACTIVE, "items": {"$elemMatch": guard}},
+                {"$pull": {"items": {"sku": sku}}, "$set": touch(now)},
+            )
+            .modified_count
+        ),
+        give_back=lambda: PRODUCTS.give_back(cart_id=cart.cart_id, line=line),
+        now=now,
+        point="remove.after_cart",
+    )
+    return reload(cart.cart_id)
 
 
 def cart_clear(*, owner: str, now: datetime | None = None) -> Cart | None:
@@ -355,21 +268,21 @@ def cart_clear(*, owner: str, now: datetime | None = None) -> Cart | None:
     Raises CartPending, CartExpired.
     """
     now = utcnow(now)
-    cart = _live_cart(owner, now, create=False)
+    cart = live_cart(owner, now, create=False)
     if cart is None:
         return None
     fields = {kind.field: [] for kind in KINDS}
     before = carts().find_one_and_update(
         {"_id": cart.cart_id, "state": ACTIVE},
-        {"$set": {**fields, **_touch(now)}},
+        {"$set": {**fields, **touch(now)}},
         return_document=ReturnDocument.BEFORE,
     )
     if before is None:
-        raise _refusal(cart.cart_id, now)
+        raise refusal_of(cart.cart_id, now)
     faults.point("clear.after_cart")
     for kind, line in lines_of(load_cart(before)):
         kind.give_back(cart_id=cart.cart_id, line=line)
-    return _reload(cart.cart_id)
+    return reload(cart.cart_id)
 
 
 def cart_extend_hold(*, owner: str, now: datetime | None = None) -> Cart:
@@ -387,14 +300,14 @@ def cart_extend_hold(*, owner: str, now: datetime | None = None) -> Cart:
             **open_filter(now),
             "extensions": {"$lt": MAX_EXTENSIONS},
         },
-        {"$set": _touch(now), "$inc": {"extensions": 1}},
+        {"$set": touch(now), "$inc": {"extensions": 1}},
         return_document=ReturnDocument.AFTER,
     )
     if raw is not None:
         return load_cart(raw)
     raw = carts().find_one(live_filter(owner))
     if raw is None:
-        raise _missing_cart(owner, now, CartNotFound("You have no cart to extend."))
+        raise missing_cart(owner, now, CartNotFound("You have no cart to extend."))
     raise refusal(raw, now, active=ExtensionsUsed())
 
 
@@ -417,8 +330,8 @@ def cart_merge(
     if from_owner == to_owner:
         return None
     try:
-        source = _live_cart(from_owner, now, create=False)
-        target = _live_cart(to_owner, now, create=False)
+        source = live_cart(from_owner, now, create=False)
+        target = live_cart(to_owner, now, create=False)
     except CartPending:
         return None
     if source is None:
@@ -433,25 +346,26 @@ def cart_merge(
                         "$set": {
                             "owner": to_owner,
                             "live_owner": to_owner,
-                            **_touch(now),
+                            **touch(now),
                         }
                     },
                 )
                 .modified_count
             ):
-                return _reload(source.cart_id)
+                return reload(source.cart_id)
         except DuplicateKeyError:
             pass  # the account got a live cart meanwhile: merge into it
-        target = _live_cart(to_owner, now, create=True)
-    for line in source.items:
-        _merge_line(source.cart_id, target.cart_id, to_owner, line, now)
-    # Imported here: the ticket services build on this module's helpers.
-    from shop.services.tickets import tickets_merge
-
-    for line in source.tickets:
-        tickets_merge(
-            source_id=source.cart_id, target_id=target.cart_id, line=line, now=now
-        )
+        target = live_cart(to_owner, now, create=True)
+    for kind in KINDS:
+        move = _MOVES[kind.name]
+        for line in kind.lines(source):
+            move(
+                source_id=source.cart_id,
+                target_id=target.cart_id,
+                to_owner=to_owner,
+                line=line,
+                now=now,
+            )
     emptied = {f"{kind.field}.0": {"$exists": False} for kind in KINDS}
     carts().update_one(
         {"_id": source.cart_id, "state": ACTIVE, **emptied},
@@ -460,10 +374,10 @@ def cart_merge(
             "$unset": {"live_owner": ""},
         },
     )
-    return _reload(target.cart_id)
+    return reload(target.cart_id)
 
 
-def _merge_line(source_id: str, target_id: str, to_owner: str, line, now) -> None:
+def _merge_line(*, source_id: str, target_id: str, to_owner: str, line, now) -> None:
     sku, quantity = line.sku, line.quantity
     if (
         not carts()
@@ -479,7 +393,7 @@ def _merge_line(source_id: str, target_id: str, to_owner: str, line, now) -> Non
     ):
         return
     faults.point("merge.after_source")
-    target = _reload(target_id)
+    target = reload(target_id)
     if _line(target, sku) is None and stock_transfer(
         sku=sku, from_cart_id=source_id, to_cart_id=target_id, now=now
     ):
@@ -489,7 +403,7 @@ def _merge_line(source_id: str, target_id: str, to_owner: str, line, now) -> Non
             carts()
             .update_one(
                 {"_id": target_id, "state": ACTIVE, "items.sku": {"$ne": sku}},
-                {"$push": {"items": son}, "$set": _touch(now)},
+                {"$push": {"items": son}, "$set": touch(now)},
             )
             .modified_count
         ):
@@ -506,3 +420,7 @@ def _merge_line(source_id: str, target_id: str, to_owner: str, line, now) -> Non
             )
         except DomainError:
             pass  # sold out meanwhile: the account's cart keeps what it had
+
+
+# How a line of each kind moves from the anonymous cart to the account's.
+_MOVES = {PRODUCTS.name: _merge_line, TICKETS.name: tickets_merge}

@@ -1,14 +1,15 @@
 """A shopper's seats: hold, best available, release, and their cart lines.
 
-Seats follow the cart's write order (DESIGN §3.2). Holding: the seats are
-taken on the session first (booking's one conditional update), then listed
-on the active cart (a conditional update guarded on ``state == "active"``
-and, for an existing line, on its ``rev``); if the cart refuses, the seats
-are released at once. A shopper's first hold creates the cart only after
-the seats are held (the cart is born with its line), so a refused hold
-leaves nothing behind. Releasing: the cart first, then the session. A crash
-between the two writes only ever leaves seats held that the cart does not
-list, which the reconciler (or the cart's expiry) returns.
+Seats run the line pipeline of ``shop.services.lines`` (DESIGN §3.2).
+Holding: the seats are taken on the session first (booking's one
+conditional update), then listed on the active cart (a conditional update
+guarded on ``state == "active"`` and, for an existing line, on its
+``rev``); if the cart refuses, the seats are released at once. A
+shopper's first hold creates the cart only after the seats are held (the
+cart is born with its line), so a refused hold leaves nothing behind.
+Releasing: the cart first, then the session. A crash between the two
+writes only ever leaves seats held that the cart does not list, which the
+reconciler (or the cart's expiry) returns.
 
 Lost races follow DESIGN §3.5: a hold refused because another cart has the
 seat first expires that cart if its hold has run out (or releases the seat
@@ -19,7 +20,6 @@ import uuid
 from datetime import datetime
 
 from bson.decimal128 import Decimal128
-from pymongo.errors import DuplicateKeyError
 
 from booking.checks import MAX_SEATS_PER_HOLD, MAX_SEATS_PER_REQUEST, seat_count
 from booking.checks import positions as seat_positions
@@ -42,13 +42,18 @@ from shop.cart_state import ACTIVE, holds_anything, is_stale
 from shop.documents import Cart
 from shop.errors import CartChanged, CartNotFound, SeatsNotInCart
 from shop.kinds import TICKETS
-from shop.services.carts import _live_cart, _missing_cart, _refusal, _touch
 from shop.services.common import carts, load_cart, utcnow
 from shop.services.expiry import cart_expire, carts_expire_holding
-
-# Read-then-write loops on a cart line retry this often when another request
-# of the same shopper changed the line in between.
-_ATTEMPTS = 4
+from shop.services.lines import (
+    ATTEMPTS,
+    live_cart,
+    missing_cart,
+    new_cart,
+    refusal_of,
+    take_and_record,
+    touch,
+    update_then_read,
+)
 
 
 def _seat_son(seat: HeldSeat) -> dict:
@@ -90,39 +95,30 @@ def _record(cart_id: str, held: SeatHold, now: datetime) -> Cart | None:
     """
     sid = held.session_id
     new = [_seat_son(seat) for seat in held.seats]
-    for _ in range(_ATTEMPTS):
+    for _ in range(ATTEMPTS):
         raw = carts().find_one({"_id": cart_id}, {"state": 1, "tickets": 1})
         if raw is None or raw["state"] != ACTIVE:
             return None
         line = _ticket_line(raw, sid)
         if line is None:
             son = _line_son(held, now)
-            query = {
-                "_id": cart_id,
-                "state": ACTIVE,
-                "tickets.session_id": {"$ne": sid},
-            }
-            update = {"$push": {"tickets": son}, "$set": _touch(now)}
+            guard = {"tickets.session_id": {"$ne": sid}}
+            update = {"$push": {"tickets": son}, "$set": touch(now)}
         else:
             listed = {seat["key"] for seat in line["seats"]}
             seats = line["seats"] + [s for s in new if s["key"] not in listed]
             seats.sort(key=lambda s: (s["row"], s["col"]))
-            query = {
-                "_id": cart_id,
-                "state": ACTIVE,
-                "tickets": {"$elemMatch": {"session_id": sid, "rev": line["rev"]}},
-            }
+            guard = {"tickets": {"$elemMatch": {"session_id": sid, "rev": line["rev"]}}}
             update = {
                 "$set": {
                     "tickets.$.seats": seats,
                     "tickets.$.rev": line["rev"] + 1,
-                    **_touch(now),
+                    **touch(now),
                 }
             }
-        # (update then read: the embedded server refuses a positional "$" in
-        # findAndModify.)
-        if carts().update_one(query, update).modified_count:
-            return load_cart(carts().find_one({"_id": cart_id}))
+        raw = update_then_read(cart_id, guard, update)
+        if raw is not None:
+            return load_cart(raw)
     return None
 
 
@@ -167,31 +163,17 @@ def _take_seats(
     raise AssertionError("unreachable")
 
 
-def _new_cart(owner: str, cart_id: str, held: SeatHold, now: datetime) -> bool:
-    """Second write of a first hold: the owner's cart, born with its line.
-
-    False when the owner got a live cart meanwhile (the unique live_owner
-    index refuses a second one).
-    """
-    cart = (
-        Cart(
-            cart_id=cart_id,
-            owner=owner,
-            live_owner=owner,
-            state=ACTIVE,
-            items=[],
-            created_at=now,
-            **_touch(now),
-        )
-        .to_mongo()
-        .to_dict()
+def _hold_on(cart_id: str, take, now: datetime, point: str) -> SeatHold:
+    """The line pipeline on the owner's live cart: seats, then the line."""
+    held, _ = take_and_record(
+        cart_id=cart_id,
+        take=lambda: take(cart_id),
+        record=lambda held: _record(cart_id, held, now),
+        give_back=lambda held: _give_back(cart_id, held),
+        now=now,
+        point=point,
     )
-    cart["tickets"] = [_line_son(held, now)]
-    try:
-        carts().insert_one(cart)
-    except DuplicateKeyError:
-        return False
-    return True
+    return held
 
 
 def _hold_for(owner: str, now: datetime, take, point: str) -> SeatHold:
@@ -204,17 +186,17 @@ def _hold_for(owner: str, now: datetime, take, point: str) -> SeatHold:
     """
     if not isinstance(owner, str) or not owner:
         raise CartNotFound()
-    for _ in range(_ATTEMPTS):
-        cart = _live_cart(owner, now, create=False)
-        cart_id = cart.cart_id if cart is not None else uuid.uuid4().hex
+    for _ in range(ATTEMPTS):
+        cart = live_cart(owner, now, create=False)
+        if cart is not None:
+            return _hold_on(cart.cart_id, take, now, point)
+        # The second write of a first hold: the owner's cart, born with its
+        # line (None when the owner got a live cart meanwhile).
+        cart_id = uuid.uuid4().hex
         held = take(cart_id)
         faults.point(point)
-        if cart is not None:
-            if _record(cart_id, held, now) is None:
-                _give_back(cart_id, held)
-                raise _refusal(cart_id, now)
-            return held
-        if _new_cart(owner, cart_id, held, now):
+        line = {TICKETS.field: [_line_son(held, now)]}
+        if new_cart(owner, now, cart_id=cart_id, lines=line) is not None:
             return held
         _give_back(cart_id, held)  # another request made the cart: use it
     raise CartChanged()
@@ -301,10 +283,10 @@ def _unlist(cart_id: str, session_id: str, wanted, now: datetime) -> bool:
     """First write of a release: take ``wanted`` (all if None) off the cart's
     line, or the whole line when none would be left. Returns whether the
     line listed any of them. Raises the cart's refusal."""
-    for _ in range(_ATTEMPTS):
+    for _ in range(ATTEMPTS):
         raw = carts().find_one({"_id": cart_id}, {"state": 1, "tickets": 1})
         if raw is None or raw["state"] != ACTIVE:
-            raise _refusal(cart_id, now)
+            raise refusal_of(cart_id, now)
         line = _ticket_line(raw, session_id)
         if line is None:
             return False
@@ -321,15 +303,15 @@ def _unlist(cart_id: str, session_id: str, wanted, now: datetime) -> bool:
                 "$set": {
                     "tickets.$.seats": keep,
                     "tickets.$.rev": line["rev"] + 1,
-                    **_touch(now),
+                    **touch(now),
                 }
             }
         else:
-            update = {"$pull": {"tickets": guard}, "$set": _touch(now)}
+            update = {"$pull": {"tickets": guard}, "$set": touch(now)}
         query = {"_id": cart_id, "state": ACTIVE, "tickets": {"$elemMatch": guard}}
         if carts().update_one(query, update).modified_count:
             return True
-    raise _refusal(cart_id, now)
+    raise refusal_of(cart_id, now)
 
 
 def cart_release_seats(
@@ -356,9 +338,9 @@ def cart_release_seats(
         None if seats is None else seat_positions(seats, limit=MAX_SEATS_PER_REQUEST)
     )
     now = utcnow(now)
-    cart = _live_cart(owner, now, create=False)
+    cart = live_cart(owner, now, create=False)
     if cart is None:
-        raise _missing_cart(owner, now, SeatsNotInCart())
+        raise missing_cart(owner, now, SeatsNotInCart())
     listed = _unlist(cart.cart_id, session_id, wanted, now)
     faults.point("tickets.after_unlist")
     released = seats_release(session_id=session_id, cart_id=cart.cart_id, seats=wanted)
@@ -367,7 +349,9 @@ def cart_release_seats(
     return released
 
 
-def tickets_merge(*, source_id: str, target_id: str, line, now: datetime) -> None:
+def tickets_merge(
+    *, source_id: str, target_id: str, line, now: datetime, to_owner: str = ""
+) -> None:
     """Move one ticket line of an anonymous cart into the account's cart.
 
     The line leaves the source cart (guarded on its ``rev``), the session
