@@ -128,10 +128,10 @@ def raw_work(path: str):
     from catalog.selectors import browse_index
     from catalog.selectors.browse import (
         CARD_FIELDS,
-        _scope_document,
-        _sort_spec,
         browse_pipelines,
         scope_counts,
+        scope_document,
+        sort_spec,
     )
     from catalog.selectors.pricing import price_ids
     from catalog.selectors.stores import (
@@ -147,12 +147,12 @@ def raw_work(path: str):
         assert form.is_valid(), form.errors
         query = form.browse_query()
 
-        indexes = browse_index.indexes_for(query, _scope_document(query))
+        indexes = browse_index.indexes_for(query, scope_document(query))
         assert indexes is not None, "the index is built before measuring"
-        ids = browse_index.evaluate(indexes, query, _sort_spec(query))["ids"]
+        ids = browse_index.evaluate(indexes, query, sort_spec(query))["ids"]
 
         def served():
-            _scope_document(query)
+            scope_document(query)
             list(
                 Summary.coll().find(
                     {"_id": {"$in": ids}}, dict.fromkeys(CARD_FIELDS, 1)

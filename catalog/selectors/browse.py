@@ -306,7 +306,7 @@ def _group_tokens(array) -> list[dict]:
     ]
 
 
-def _sort_spec(query: BrowseQuery) -> tuple[str, int]:
+def sort_spec(query: BrowseQuery) -> tuple[str, int]:
     """(sort field, direction); ``_id`` breaks ties in the same direction."""
     if query.sort == "price_asc":
         return "price_cents", 1
@@ -328,7 +328,7 @@ def _cursor_value(query: BrowseQuery, value):
 def _page_stages(query: BrowseQuery) -> list[dict]:
     """After the cursor, in sort order, one more than a page (whether a next
     page exists, without a count), only what a card shows."""
-    key, direction = _sort_spec(query)
+    key, direction = sort_spec(query)
     stages = []
     if query.after is not None:
         value = _cursor_value(query, query.after.value)
@@ -352,7 +352,7 @@ def _page_stages(query: BrowseQuery) -> list[dict]:
 
 
 def _hits(query: BrowseQuery) -> list[dict]:
-    key, _direction = _sort_spec(query)
+    key, _direction = sort_spec(query)
     stages = []
     if key == "score":
         # Words found in the title weigh most; the rating orders the rest.
@@ -384,7 +384,7 @@ def _window(query: BrowseQuery, counted: dict) -> dict | None:
 
     The cursor's bucket is read but not counted (part of it came before).
     """
-    key, direction = _sort_spec(query)
+    key, direction = sort_spec(query)
     rank = scopes.RANK_OF_FIELD[key]
     start = None
     if query.after is not None:
@@ -405,12 +405,18 @@ def _window(query: BrowseQuery, counted: dict) -> dict | None:
     return None
 
 
-def browse_pipelines(
-    query: BrowseQuery, counted: dict | None, *, windowed: bool = True
-) -> dict[str, list[dict]]:
-    """The aggregations behind one browse page, by name (also run by the
-    bench). ``counted`` is the scope's ``BrowseScope`` document when the
-    query filters by nothing but its scope and facets (``scope_counts``).
+def _landing_hits(query: BrowseQuery, window: dict | None) -> list[dict]:
+    """A landing page's hits, read from the sort key's ``window`` if any."""
+    first = {"scopes": _scope(query)}
+    if window is not None:
+        first[sort_spec(query)[0]] = window
+    return [{"$match": first}, *_page_stages(query)]
+
+
+def browse_pipelines(query: BrowseQuery, counted: dict | None) -> dict[str, list[dict]]:
+    """The aggregations behind one browse page when no index serves it, by
+    name. ``counted`` is the scope's ``BrowseScope`` document when the query
+    filters by nothing but its scope and facets (``scope_counts``).
 
     * Nothing selected and ``counted``: only ``hits``, the page itself, read
       from the sort key's window the scope's bucket counts give (the counts
@@ -426,11 +432,7 @@ def browse_pipelines(
     """
     selected = {name: values for name, values in query.selected.items() if values}
     if counted is not None and not selected:
-        first = {"scopes": _scope(query)}
-        window = _window(query, counted) if windowed else None
-        if window is not None:
-            first[_sort_spec(query)[0]] = window
-        return {"hits": [{"$match": first}, *_page_stages(query)]}
+        return {"hits": _landing_hits(query, _window(query, counted))}
 
     indexed, exact = _filters(query, selected, counted)
     branches: dict[str, list[dict]] = {
@@ -466,7 +468,7 @@ def _scope(query: BrowseQuery) -> str:
     return query.category or query.department or scopes.ALL
 
 
-def _scope_document(query: BrowseQuery) -> dict | None:
+def scope_document(query: BrowseQuery) -> dict | None:
     """The scope's ``BrowseScope`` document (counts and version) unless the
     query searches words, which neither the counts nor the index cover;
     None too when the scope has none (no items, or counts not built yet)."""
@@ -488,7 +490,7 @@ def scope_counts(query: BrowseQuery) -> dict | None:
     nothing but its scope and facets; None otherwise, or when the scope has
     none (a scope with no items, or counts not built yet: the aggregations
     count instead)."""
-    return _counted(query, _scope_document(query))
+    return _counted(query, scope_document(query))
 
 
 # --- reading the result ------------------------------------------------------
@@ -545,7 +547,7 @@ def _next_cursor(query: BrowseQuery, hits: list[dict]) -> Cursor | None:
     if len(hits) <= query.per_page:
         return None
     last = hits[query.per_page - 1]
-    key, _direction = _sort_spec(query)
+    key, _direction = sort_spec(query)
     value = last.get(key)
     if isinstance(value, datetime):
         value = int(value.replace(tzinfo=value.tzinfo or UTC).timestamp() * 1000)
@@ -576,7 +578,7 @@ def _run_indexed(
 ) -> dict[str, list]:
     """Every branch's rows from the departments' indexes, and the page's
     summaries read by ``_id``."""
-    result = browse_index.evaluate(indexes, query, _sort_spec(query))
+    result = browse_index.evaluate(indexes, query, sort_spec(query))
     ids = result.pop("ids")
     found = Summary.coll().find({"_id": {"$in": ids}}, dict.fromkeys(CARD_FIELDS, 1))
     by_id = {doc["_id"]: doc for doc in found}
@@ -602,7 +604,7 @@ def _run(query: BrowseQuery, counted: dict | None) -> dict[str, list]:
         # Fewer than a window holds: the window was the rest of the scope,
         # or the counts are behind the summaries (a repair is due). Read
         # without a window to be sure.
-        unbounded = browse_pipelines(query, counted, windowed=False)["hits"]
+        unbounded = _landing_hits(query, None)
         if unbounded != pipelines["hits"]:
             hits = list(summaries.aggregate(unbounded))
     children = _rows(counted.get("children") or {})
@@ -620,7 +622,7 @@ def browse(query: BrowseQuery) -> BrowsePage:
     if query.text.strip() and not query.keywords:
         # Nothing searchable was typed (only punctuation): nothing matches.
         return BrowsePage(query, [], 0, [], [], [], None, exists=True)
-    scope_doc = _scope_document(query)
+    scope_doc = scope_document(query)
     indexes = browse_index.indexes_for(query, scope_doc)
     if indexes is not None:
         result = _run_indexed(query, indexes)

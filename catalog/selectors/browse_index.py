@@ -562,7 +562,9 @@ def _build_in_background(key: tuple[str, str]) -> None:
 
 def builds_finish(timeout: float | None = None) -> bool:
     """Wait for the background builds under way; False if one is still
-    running after ``timeout`` seconds (the bench measures after them)."""
+    running after ``timeout`` seconds. For whoever must read an index that
+    is certain to be built (a test of it, a measurement of it), without
+    sleeping."""
     with _lock:
         threads = list(_building.values())
     for thread in threads:
