@@ -39,6 +39,26 @@ def _sessions():
     return Session.coll()
 
 
+# What the seat map reads of a session.
+_MAP_FIELDS = dict.fromkeys(
+    (
+        "name",
+        "description",
+        "theater_name",
+        "start",
+        "end",
+        "zones",
+        "layout",
+        "prices",
+        "seats",
+        "seatsAvailable",
+        "version",
+        "reservations",
+    ),
+    1,
+)
+
+
 def seat_map(*, session_id: str, cart_id: str | None = None) -> SeatMap:
     """The seat map of a session as one shopper sees it.
 
@@ -47,31 +67,41 @@ def seat_map(*, session_id: str, cart_id: str | None = None) -> SeatMap:
     """
     oid = checks.session_oid(session_id)
     cart = None if cart_id is None else checks.cart_id(cart_id)
-    doc = _sessions().find_one(
-        {"_id": oid},
-        {
-            "name": 1,
-            "description": 1,
-            "theater_name": 1,
-            "start": 1,
-            "end": 1,
-            "zones": 1,
-            "layout": 1,
-            "prices": 1,
-            "seats": 1,
-            "seatsAvailable": 1,
-            "version": 1,
-            "reservations": 1,
-        },
-    )
+    doc = _sessions().find_one({"_id": oid}, _MAP_FIELDS)
     if doc is None:
         raise SessionNotFound()
-    zones = {z["code"]: z for z in doc["zones"]}
     prices = {code: p.to_decimal() for code, p in doc["prices"].items()}
-    names = {code: z["name"] for code, z in zones.items()}
+    names = {z["code"]: z["name"] for z in doc["zones"]}
     mine_entries = [e for e in doc["reservations"] if e["cart_id"] == cart]
-    mine = {tuple(e["seat"]) for e in mine_entries}
     free_by_zone: Counter[str] = Counter()
+    rows = _map_rows(
+        doc, prices, {tuple(e["seat"]) for e in mine_entries}, free_by_zone
+    )
+    return SeatMap(
+        session_id=str(doc["_id"]),
+        show=doc["name"],
+        description=doc.get("description", ""),
+        theater=doc["theater_name"],
+        start=doc["start"],
+        end=doc["end"],
+        is_open=doc["start"] > timezone.now(),
+        version=doc.get("version", 0),
+        seats_available=doc["seatsAvailable"],
+        columns=max((len(row.cells) for row in rows), default=0),
+        rows=tuple(rows),
+        zones=_legend(doc, prices, free_by_zone),
+        mine=tuple(
+            HeldSeat.from_entry(e, names)
+            for e in sorted(mine_entries, key=lambda e: e["seat"])
+        ),
+    )
+
+
+def _map_rows(
+    doc: dict, prices: dict, mine: set[Seat], free_by_zone: Counter[str]
+) -> list[MapRow]:
+    """The grid's rows, counting the free seats of each zone on the way."""
+    zones = {z["code"]: z for z in doc["zones"]}
     rows = []
     for r, (layout_row, state_row) in enumerate(
         zip(doc["layout"], doc["seats"], strict=True)
@@ -88,25 +118,32 @@ def seat_map(*, session_id: str, cart_id: str | None = None) -> SeatMap:
                 free_by_zone[cell["zone"]] += 1
             else:
                 state = "taken"
-            zone = zones.get(cell["zone"], {})
-            cells.append(
-                MapCell(
-                    row=r,
-                    col=c,
-                    state=state,
-                    row_label=cell["row"],
-                    number=cell["number"],
-                    zone=cell["zone"],
-                    zone_name=zone.get("name", cell["zone"]),
-                    colour=zone.get("colour", "#888888"),
-                    price=prices.get(cell["zone"]),
-                    flags=tuple(cell.get("flags", ())),
-                )
-            )
+            cells.append(_map_seat(r, c, cell, state, zones, prices))
         labels = Counter(cell.row_label for cell in cells if cell.is_seat)
         label = labels.most_common(1)[0][0] if labels else ""
         rows.append(MapRow(index=r, label=label, cells=tuple(cells)))
-    legend = tuple(
+    return rows
+
+
+def _map_seat(r: int, c: int, cell: dict, state: str, zones, prices) -> MapCell:
+    zone = zones.get(cell["zone"], {})
+    return MapCell(
+        row=r,
+        col=c,
+        state=state,
+        row_label=cell["row"],
+        number=cell["number"],
+        zone=cell["zone"],
+        zone_name=zone.get("name", cell["zone"]),
+        colour=zone.get("colour", "#888888"),
+        price=prices.get(cell["zone"]),
+        flags=tuple(cell.get("flags", ())),
+    )
+
+
+def _legend(doc: dict, prices: dict, free_by_zone: Counter[str]) -> tuple:
+    """The zones, best first, with their prices and free seats."""
+    return tuple(
         ZoneLegend(
             code=z["code"],
             name=z["name"],
@@ -116,24 +153,6 @@ def seat_map(*, session_id: str, cart_id: str | None = None) -> SeatMap:
             available=free_by_zone[z["code"]],
         )
         for z in sorted(doc["zones"], key=lambda z: (z["rank"], z["name"]))
-    )
-    return SeatMap(
-        session_id=str(doc["_id"]),
-        show=doc["name"],
-        description=doc.get("description", ""),
-        theater=doc["theater_name"],
-        start=doc["start"],
-        end=doc["end"],
-        is_open=doc["start"] > timezone.now(),
-        version=doc.get("version", 0),
-        seats_available=doc["seatsAvailable"],
-        columns=max((len(row.cells) for row in rows), default=0),
-        rows=tuple(rows),
-        zones=legend,
-        mine=tuple(
-            HeldSeat.from_entry(e, names)
-            for e in sorted(mine_entries, key=lambda e: e["seat"])
-        ),
     )
 
 
@@ -222,16 +241,7 @@ def cart_holds(*, cart_id: str) -> list[SeatHold]:
             (e for e in doc["reservations"] if e["cart_id"] == cart),
             key=lambda e: e["seat"],
         )
-        holds.append(
-            SeatHold(
-                session_id=str(doc["_id"]),
-                cart_id=cart,
-                show=doc["name"],
-                theater=doc["theater_name"],
-                start=doc["start"],
-                seats=tuple(HeldSeat.from_entry(e, names) for e in entries),
-            )
-        )
+        holds.append(SeatHold.of_entries(doc, cart, entries, names))
     return holds
 
 

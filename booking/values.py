@@ -103,6 +103,21 @@ class SeatHold:
         total = sum((s.price for s in self.seats), Decimal("0.00"))
         object.__setattr__(self, "total", total)
 
+    @classmethod
+    def of_entries(
+        cls, doc: Mapping, cart_id: str, entries, names: Mapping[str, str]
+    ) -> SeatHold:
+        """The hold of ``entries`` (reservation or sale entries of one cart)
+        in the session document ``doc``; ``names`` maps zone codes to names."""
+        return cls(
+            session_id=str(doc["_id"]),
+            cart_id=cart_id,
+            show=doc["name"],
+            theater=doc["theater_name"],
+            start=doc["start"],
+            seats=tuple(HeldSeat.from_entry(e, names) for e in entries),
+        )
+
     @property
     def positions(self) -> tuple[Seat, ...]:
         return tuple(s.seat for s in self.seats)

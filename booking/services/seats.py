@@ -45,7 +45,7 @@ from booking.errors import (
     UnknownZone,
 )
 from booking.seating import best_block, cell_at, check_on_map, label_of, zone_names
-from booking.values import HeldSeat, Seat, SeatHold, seat_label
+from booking.values import Seat, SeatHold, seat_label
 
 CENT = Decimal("0.01")
 
@@ -71,15 +71,7 @@ def _now() -> datetime:
 
 
 def _result(doc: dict, cart_id: str, entries: Sequence[dict]) -> SeatHold:
-    names = zone_names(doc)
-    return SeatHold(
-        session_id=str(doc["_id"]),
-        cart_id=cart_id,
-        show=doc["name"],
-        theater=doc["theater_name"],
-        start=doc["start"],
-        seats=tuple(HeldSeat.from_entry(e, names) for e in entries),
-    )
+    return SeatHold.of_entries(doc, cart_id, entries, zone_names(doc))
 
 
 def _entries_of(doc: dict, field: str, cart_id: str) -> dict[Seat, dict]:

@@ -63,6 +63,13 @@ def _entry(sku: str, cart_id: str) -> tuple[dict | None, dict | None]:
     return doc, (entries[0] if entries else None)
 
 
+def _entry_as_read(sku: str, cart_id: str, quantity: int, at) -> dict:
+    """The guard of a write based on this cart's entry as read: it must still
+    hold ``quantity`` units stamped ``at`` ($elemMatch: on the SAME entry)."""
+    entry = {"cart_id": cart_id, "quantity": quantity, "at": at}
+    return {"_id": sku, "reservations": {"$elemMatch": entry}}
+
+
 def stock_reserve(
     *, sku: str, cart_id: str, quantity: int, now: datetime | None = None
 ) -> None:
@@ -184,16 +191,7 @@ def stock_release(
             return 0
         units = entry["quantity"]
         result = _inventories().update_one(
-            {
-                "_id": sku,
-                "reservations": {
-                    "$elemMatch": {
-                        "cart_id": cart_id,
-                        "quantity": units,
-                        "at": entry["at"],
-                    }
-                },
-            },
+            _entry_as_read(sku, cart_id, units, entry["at"]),
             {
                 "$inc": {"quantity": units},
                 "$pull": {"reservations": {"cart_id": cart_id}},
@@ -236,16 +234,7 @@ def stock_commit(*, sku: str, cart_id: str, quantity: int) -> None:
             raise ReservationMissing()
         held = entry["quantity"]
         result = _inventories().update_one(
-            {
-                "_id": sku,
-                "reservations": {
-                    "$elemMatch": {
-                        "cart_id": cart_id,
-                        "quantity": held,
-                        "at": entry["at"],
-                    }
-                },
-            },
+            _entry_as_read(sku, cart_id, held, entry["at"]),
             {
                 "$inc": {"sold": quantity, "quantity": held - quantity},
                 "$pull": {"reservations": {"cart_id": cart_id}},

@@ -58,6 +58,18 @@ def _line(cart: Cart, sku: str):
     return next((line for line in cart.items if line.sku == sku), None)
 
 
+def _cart_line(owner: str, sku: str, now: datetime) -> tuple[Cart, object]:
+    """The owner's live cart and its line of ``sku``; LineNotInCart (or
+    CartExpired, when the cart ran out) when there is none."""
+    cart = live_cart(owner, now, create=False)
+    if cart is None:
+        raise missing_cart(owner, now, LineNotInCart())
+    line = _line(cart, sku)
+    if line is None:
+        raise LineNotInCart()
+    return cart, line
+
+
 def _take(
     *, cart_id: str, sku: str, quantity: int, name: str, now, new: bool = True
 ) -> int:
@@ -220,12 +232,7 @@ def cart_set_quantity(
     if quantity == 0:
         return cart_remove_item(owner=owner, sku=sku, now=now)
     now = utcnow(now)
-    cart = live_cart(owner, now, create=False)
-    if cart is None:
-        raise missing_cart(owner, now, LineNotInCart())
-    line = _line(cart, sku)
-    if line is None:
-        raise LineNotInCart()
+    cart, line = _cart_line(owner, sku, now)
     return _change(cart, line, quantity, now)
 
 
@@ -235,12 +242,7 @@ def cart_remove_item(*, owner: str, sku: str, now: datetime | None = None) -> Ca
     Raises LineNotInCart, CartPending, CartExpired, CartChanged.
     """
     now = utcnow(now)
-    cart = live_cart(owner, now, create=False)
-    if cart is None:
-        raise missing_cart(owner, now, LineNotInCart())
-    line = _line(cart, sku)
-    if line is None:
-        raise LineNotInCart()
+    cart, line = _cart_line(owner, sku, now)
     guard = {"sku": sku, "quantity": line.quantity}
     unlist_and_give_back(
         cart_id=cart.cart_id,
