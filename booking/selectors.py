@@ -332,42 +332,10 @@ def _violations(doc: dict, sold_elsewhere: set[Seat] | None) -> list[SessionProb
             return f"position {seat}"
 
     if [len(row) for row in layout] != [len(row) for row in state]:
-        return [
-            SessionProblem(
-                session_id, show, "the seat states do not match the shape of the layout"
-            )
-        ]
-    real, taken = 0, set()
-    for r, (layout_row, state_row) in enumerate(zip(layout, state, strict=True)):
-        for c, (cell, value) in enumerate(zip(layout_row, state_row, strict=True)):
-            if cell.get("kind") != "seat":
-                if value != GAP:
-                    problem(f"gap at {(r, c)} has state {value!r}")
-                continue
-            real += 1
-            if value == TAKEN:
-                taken.add((r, c))
-            elif value != FREE:
-                problem(f"{label((r, c))} has state {value!r}")
-
-    held: dict[Seat, str] = {}
-    for entry in doc.get("reservations", []):
-        seat = tuple(entry["seat"])
-        if seat in held:
-            problem(
-                f"{label(seat)} is held by two carts"
-                f" ({held[seat]} and {entry['cart_id']})"
-            )
-        held.setdefault(seat, entry["cart_id"])
-    sold: set[Seat] = set()
-    for entry in doc.get("sold", []):
-        seat = tuple(entry["seat"])
-        if seat in sold:
-            problem(f"{label(seat)} is sold twice")
-        if seat in held:
-            problem(f"{label(seat)} is sold and also held by {held[seat]}")
-        sold.add(seat)
-
+        problem("the seat states do not match the shape of the layout")
+        return found
+    real, taken = _marked(layout, state, problem, label)
+    held, sold = _entries(doc, problem, label)
     accounted = set(held) | sold
     for seat in sorted(taken - accounted):
         problem(f"{label(seat)} is taken but neither held nor sold")
@@ -385,6 +353,47 @@ def _violations(doc: dict, sold_elsewhere: set[Seat] | None) -> list[SessionProb
         for seat in sorted(sold_elsewhere - sold):
             problem(f"{label(seat)} is in a paid order but not sold here")
     return found
+
+
+def _marked(layout, state, problem, label) -> tuple[int, set[Seat]]:
+    """How many real seats the layout has, and which are marked TAKEN
+    (reporting gaps not marked GAP and seats in no known state)."""
+    real, taken = 0, set()
+    for r, (layout_row, state_row) in enumerate(zip(layout, state, strict=True)):
+        for c, (cell, value) in enumerate(zip(layout_row, state_row, strict=True)):
+            if cell.get("kind") != "seat":
+                if value != GAP:
+                    problem(f"gap at {(r, c)} has state {value!r}")
+                continue
+            real += 1
+            if value == TAKEN:
+                taken.add((r, c))
+            elif value != FREE:
+                problem(f"{label((r, c))} has state {value!r}")
+    return real, taken
+
+
+def _entries(doc: dict, problem, label) -> tuple[dict[Seat, str], set[Seat]]:
+    """The held seats (with their carts) and the sold ones (reporting a seat
+    held twice, sold twice, or both held and sold)."""
+    held: dict[Seat, str] = {}
+    for entry in doc.get("reservations", []):
+        seat = tuple(entry["seat"])
+        if seat in held:
+            problem(
+                f"{label(seat)} is held by two carts"
+                f" ({held[seat]} and {entry['cart_id']})"
+            )
+        held.setdefault(seat, entry["cart_id"])
+    sold: set[Seat] = set()
+    for entry in doc.get("sold", []):
+        seat = tuple(entry["seat"])
+        if seat in sold:
+            problem(f"{label(seat)} is sold twice")
+        if seat in held:
+            problem(f"{label(seat)} is sold and also held by {held[seat]}")
+        sold.add(seat)
+    return held, sold
 
 
 def session_invariant_violations(

@@ -37,29 +37,11 @@ def _price(value) -> Decimal:
         raise InvalidRequest("Prices must be decimal amounts.") from exc
 
 
-def theater_create(
-    *,
-    name: str,
-    zones: Sequence[ZoneSpec],
-    layout: Sequence[Sequence[SeatSpec | None]],
-) -> str:
-    """Create a theater from a layout of any shape; returns its id.
-
-    ``layout`` is a list of grid rows (they may differ in length); each cell
-    is a ``SeatSpec`` or None for a gap (an aisle, the stage edge). Every seat
-    names a zone of ``zones`` and has a row label and number unique in the
-    hall. Invariant: ``seatsAvailable`` == the number of real seats, and the
-    state map ``seats`` is FREE exactly where the layout has a seat.
-
-    Raises InvalidLayout (shape, labels, zones, duplicate name).
-    """
-    if not isinstance(name, str) or not name.strip():
-        raise InvalidLayout("A theater needs a name.")
-    if not zones or not all(isinstance(z, ZoneSpec) for z in zones):
-        raise InvalidLayout("A theater needs at least one price zone.")
-    codes = [z.code for z in zones]
-    if len(set(codes)) != len(codes):
-        raise InvalidLayout("Zone codes must be unique.")
+def _grid(
+    layout: Sequence[Sequence[SeatSpec | None]], codes: list[str]
+) -> tuple[list[list[Cell]], list[list[int]], set[tuple[str, int]]]:
+    """The layout's cells, its state map (FREE on seats, GAP elsewhere) and
+    its seat labels; InvalidLayout when a row, a seat or a label is wrong."""
     if not isinstance(layout, (list, tuple)) or not 0 < len(layout) <= MAX_GRID:
         raise InvalidLayout(f"A layout has between 1 and {MAX_GRID} rows.")
     cells: list[list[Cell]] = []
@@ -94,6 +76,33 @@ def theater_create(
                 )
             )
             state[-1].append(FREE)
+    return cells, state, labels
+
+
+def theater_create(
+    *,
+    name: str,
+    zones: Sequence[ZoneSpec],
+    layout: Sequence[Sequence[SeatSpec | None]],
+) -> str:
+    """Create a theater from a layout of any shape; returns its id.
+
+    ``layout`` is a list of grid rows (they may differ in length); each cell
+    is a ``SeatSpec`` or None for a gap (an aisle, the stage edge). Every seat
+    names a zone of ``zones`` and has a row label and number unique in the
+    hall. Invariant: ``seatsAvailable`` == the number of real seats, and the
+    state map ``seats`` is FREE exactly where the layout has a seat.
+
+    Raises InvalidLayout (shape, labels, zones, duplicate name).
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidLayout("A theater needs a name.")
+    if not zones or not all(isinstance(z, ZoneSpec) for z in zones):
+        raise InvalidLayout("A theater needs at least one price zone.")
+    codes = [z.code for z in zones]
+    if len(set(codes)) != len(codes):
+        raise InvalidLayout("Zone codes must be unique.")
+    cells, state, labels = _grid(layout, codes)
     if not labels:
         raise InvalidLayout("A theater needs at least one seat.")
     theater = Theater(
@@ -113,6 +122,39 @@ def theater_create(
     except ValidationError as exc:
         raise InvalidLayout(f"That seat layout is not valid: {exc.message}") from exc
     return str(theater.id)
+
+
+def _check_performance(show, description, start, end, prices) -> None:
+    """InvalidRequest unless the performance's own fields are usable."""
+    if not isinstance(show, str) or not show.strip() or len(show) > 160:
+        raise InvalidRequest("A performance needs a show name (up to 160 letters).")
+    if not isinstance(description, str):
+        raise InvalidRequest("The description must be text.")
+    for moment in (start, end):
+        if not isinstance(moment, datetime) or timezone.is_naive(moment):
+            raise InvalidRequest("Start and end must be timezone-aware times.")
+    if start >= end:
+        raise InvalidRequest("A performance must end after it starts.")
+    if start <= timezone.now():
+        raise InvalidRequest("A performance cannot start in the past.")
+    if not isinstance(prices, Mapping):
+        raise InvalidRequest("Prices are given per zone.")
+
+
+def _check_prices(theater: dict, prices: Mapping) -> None:
+    """A price for every zone the hall seats people in, and for no other."""
+    codes = {z["code"] for z in theater["zones"]}
+    unknown = set(prices) - codes
+    if unknown:
+        raise UnknownZone(f"{', '.join(sorted(map(str, unknown)))}: no such zone.")
+    used = {
+        cell["zone"] for row in theater["layout"] for cell in row if cell.get("zone")
+    }
+    missing = used - set(prices)
+    if missing:
+        raise InvalidRequest(
+            f"Every zone needs a price (missing: {', '.join(sorted(missing))})."
+        )
 
 
 def session_create(
@@ -137,34 +179,11 @@ def session_create(
     """
     if not isinstance(theater_id, str) or not ObjectId.is_valid(theater_id):
         raise TheaterNotFound()
-    if not isinstance(show, str) or not show.strip() or len(show) > 160:
-        raise InvalidRequest("A performance needs a show name (up to 160 letters).")
-    if not isinstance(description, str):
-        raise InvalidRequest("The description must be text.")
-    for moment in (start, end):
-        if not isinstance(moment, datetime) or timezone.is_naive(moment):
-            raise InvalidRequest("Start and end must be timezone-aware times.")
-    if start >= end:
-        raise InvalidRequest("A performance must end after it starts.")
-    if start <= timezone.now():
-        raise InvalidRequest("A performance cannot start in the past.")
-    if not isinstance(prices, Mapping):
-        raise InvalidRequest("Prices are given per zone.")
+    _check_performance(show, description, start, end, prices)
     theater = Theater.coll().find_one({"_id": ObjectId(theater_id)})
     if theater is None:
         raise TheaterNotFound()
-    codes = {z["code"] for z in theater["zones"]}
-    unknown = set(prices) - codes
-    if unknown:
-        raise UnknownZone(f"{', '.join(sorted(map(str, unknown)))}: no such zone.")
-    used = {
-        cell["zone"] for row in theater["layout"] for cell in row if cell.get("zone")
-    }
-    missing = used - set(prices)
-    if missing:
-        raise InvalidRequest(
-            f"Every zone needs a price (missing: {', '.join(sorted(missing))})."
-        )
+    _check_prices(theater, prices)
     # The theater's arrays were validated when it was created; copying the
     # stored documents verbatim (rather than through MongoEngine objects, a
     # few hundred per hall) keeps creating a season of sessions quick.

@@ -127,38 +127,18 @@ def cart_add_item(
         # refuses and the loop finds (or expires and replaces) that one.
         cart = new_cart(owner, now) or live_cart(owner, now, create=True)
 
-    cart_id = cart.cart_id
+    return _add_line(cart.cart_id, product, quantity, now)
 
-    def record(quantity: int) -> dict | None:
-        son = {
-            "sku": sku,
-            "item_id": product.item_id,
-            "name": product.name,
-            "quantity": quantity,
-            "unit_price": Decimal128(product.unit_price),
-            "added_at": now,
-        }
-        raw = carts().find_one_and_update(
-            {"_id": cart_id, "state": ACTIVE, "items.sku": {"$ne": sku}},
-            {"$push": {"items": son}, "$set": touch(now)},
-            return_document=ReturnDocument.AFTER,
-        )
-        if raw is not None:
-            return raw
-        # Another request of this shopper added the same SKU meanwhile.
-        room = {"sku": sku, "quantity": {"$lte": MAX_LINE_QUANTITY - quantity}}
-        return update_then_read(
-            cart_id,
-            {"items": {"$elemMatch": room}},
-            {"$inc": {"items.$.quantity": quantity}, "$set": touch(now)},
-        )
 
+def _add_line(cart_id: str, product, quantity: int, now: datetime) -> Cart:
+    """The line pipeline for a SKU new to the cart: reserve, then record."""
+    sku = product.sku
     _, raw = take_and_record(
         cart_id=cart_id,
         take=lambda: _take(
             cart_id=cart_id, sku=sku, quantity=quantity, name=product.name, now=now
         ),
-        record=record,
+        record=lambda taken: _record_new(cart_id, product, taken, now),
         give_back=lambda taken: give_back_units(
             sku=sku, cart_id=cart_id, quantity=taken, now=now
         ),
@@ -166,6 +146,33 @@ def cart_add_item(
         point="add.after_reserve",
     )
     return load_cart(raw)
+
+
+def _record_new(cart_id: str, product, quantity: int, now: datetime) -> dict | None:
+    """List the SKU on the active cart; the cart after, or None if it refuses."""
+    sku = product.sku
+    son = {
+        "sku": sku,
+        "item_id": product.item_id,
+        "name": product.name,
+        "quantity": quantity,
+        "unit_price": Decimal128(product.unit_price),
+        "added_at": now,
+    }
+    raw = carts().find_one_and_update(
+        {"_id": cart_id, "state": ACTIVE, "items.sku": {"$ne": sku}},
+        {"$push": {"items": son}, "$set": touch(now)},
+        return_document=ReturnDocument.AFTER,
+    )
+    if raw is not None:
+        return raw
+    # Another request of this shopper added the same SKU meanwhile.
+    room = {"sku": sku, "quantity": {"$lte": MAX_LINE_QUANTITY - quantity}}
+    return update_then_read(
+        cart_id,
+        {"items": {"$elemMatch": room}},
+        {"$inc": {"items.$.quantity": quantity}, "$set": touch(now)},
+    )
 
 
 def _change(cart: Cart, line, quantity: int, now: datetime) -> Cart:
@@ -339,24 +346,9 @@ def cart_merge(
     if source is None:
         return target
     if target is None:
-        try:
-            if (
-                carts()
-                .update_one(
-                    {"_id": source.cart_id, "state": ACTIVE, "live_owner": from_owner},
-                    {
-                        "$set": {
-                            "owner": to_owner,
-                            "live_owner": to_owner,
-                            **touch(now),
-                        }
-                    },
-                )
-                .modified_count
-            ):
-                return reload(source.cart_id)
-        except DuplicateKeyError:
-            pass  # the account got a live cart meanwhile: merge into it
+        if _hand_over(source.cart_id, from_owner, to_owner, now):
+            return reload(source.cart_id)
+        # The account got a live cart meanwhile: merge into it.
         target = live_cart(to_owner, now, create=True)
     for kind in KINDS:
         move = _MOVES[kind.name]
@@ -377,6 +369,22 @@ def cart_merge(
         },
     )
     return reload(target.cart_id)
+
+
+def _hand_over(cart_id: str, from_owner: str, to_owner: str, now: datetime) -> bool:
+    """The anonymous cart becomes the account's (its holds untouched); False
+    when the account has a live cart (the unique live_owner index says so)."""
+    try:
+        return bool(
+            carts()
+            .update_one(
+                {"_id": cart_id, "state": ACTIVE, "live_owner": from_owner},
+                {"$set": {"owner": to_owner, "live_owner": to_owner, **touch(now)}},
+            )
+            .modified_count
+        )
+    except DuplicateKeyError:
+        return False
 
 
 def _merge_line(*, source_id: str, target_id: str, to_owner: str, line, now) -> None:

@@ -252,6 +252,30 @@ def _record_attempt(order_pk, *, reference, outcome, message, card, now) -> None
     )
 
 
+def _mark_paid(order: Order, charge: Charge, attempt: dict | None, now):
+    """Step 5: ``pending_payment -> paid`` with the charge (and ``attempt``,
+    in the same write); the paid order, or None if it was paid already."""
+    update: dict = {
+        "$set": {
+            "state": PAID,
+            "paid_at": now,
+            "payment_provider": charge.provider,
+            "payment_reference": charge.reference,
+        }
+    }
+    if attempt is not None:
+        update["$push"] = {"attempts": attempt}
+    paid = orders().find_one_and_update(
+        {"_id": order.pk, "state": PENDING_PAYMENT},
+        update,
+        return_document=ReturnDocument.AFTER,
+    )
+    if paid is None and attempt is not None:
+        # Paid meanwhile (a recovery found the charge): keep the record.
+        orders().update_one({"_id": order.pk}, {"$push": {"attempts": attempt}})
+    return paid
+
+
 def _fulfil(
     *,
     cart_id: str,
@@ -267,26 +291,7 @@ def _fulfil(
     marks the order paid. ``cart``, when the caller holds it since it went
     pending, spares a read: a pending cart's lines cannot change.
     """
-    paid = None
-    if charge is not None:
-        update: dict = {
-            "$set": {
-                "state": PAID,
-                "paid_at": now,
-                "payment_provider": charge.provider,
-                "payment_reference": charge.reference,
-            }
-        }
-        if attempt is not None:
-            update["$push"] = {"attempts": attempt}
-        paid = orders().find_one_and_update(
-            {"_id": order.pk, "state": PENDING_PAYMENT},
-            update,
-            return_document=ReturnDocument.AFTER,
-        )
-        if paid is None and attempt is not None:
-            # Paid meanwhile (a recovery found the charge): keep the record.
-            orders().update_one({"_id": order.pk}, {"$push": {"attempts": attempt}})
+    paid = None if charge is None else _mark_paid(order, charge, attempt, now)
     faults.point("checkout.after_paid")
     if cart is None:
         cart = load_cart(carts().find_one({"_id": cart_id}))
@@ -347,8 +352,25 @@ def cart_checkout(
         raise
     faults.point("checkout.after_order")
     reference = f"{order.number}-{order.payment_attempts}"
+    charge = _charge(order, reference, card, now)
+    faults.point("checkout.after_charge")
+    return _fulfil(
+        cart_id=cart_id,
+        order=order,
+        charge=charge,
+        now=now,
+        cart=cart,
+        attempt=_attempt(
+            reference, outcome="paid", message="", card=card.label, now=now
+        ),
+    )
+
+
+def _charge(order: Order, reference: str, card: Card, now: datetime) -> Charge:
+    """Step 4: charge the order once under ``reference``. Declined or failed:
+    the attempt is recorded, the cart reopens with its holds, PaymentFailed."""
     try:
-        charge = provider().charge(
+        return provider().charge(
             reference=reference,
             amount=order.total,
             currency=order.currency,
@@ -365,19 +387,8 @@ def cart_checkout(
             card=card.label,
             now=now,
         )
-        _reopen(cart_id, now)
+        _reopen(order.cart_id, now)
         raise PaymentFailed(f"{exc} Your items are still held.") from None
-    faults.point("checkout.after_charge")
-    return _fulfil(
-        cart_id=cart_id,
-        order=order,
-        charge=charge,
-        now=now,
-        cart=cart,
-        attempt=_attempt(
-            reference, outcome="paid", message="", card=card.label, now=now
-        ),
-    )
 
 
 def checkout_recover(*, cart_id: str, now: datetime | None = None) -> str:
