@@ -39,6 +39,19 @@ def label_of(layout: list, seat: Seat) -> str:
     return seat_label(cell["row"], cell["number"]) if cell else str(seat)
 
 
+def _zone_centres(layout: list) -> dict[str, tuple[float, float]]:
+    """Each zone's centre: the mean (row, column) of its seats."""
+    sums: dict[str, list[float]] = {}
+    for r, row in enumerate(layout):
+        for c, cell in enumerate(row):
+            if cell.get("kind") == "seat":
+                acc = sums.setdefault(cell["zone"], [0.0, 0.0, 0])
+                acc[0] += r
+                acc[1] += c
+                acc[2] += 1
+    return {code: (a[0] / a[2], a[1] / a[2]) for code, a in sums.items()}
+
+
 def best_block(doc: dict, count: int, zone: str | None) -> list[Seat] | None:
     """The best ``count`` adjacent FREE seats of one row, or None.
 
@@ -51,15 +64,7 @@ def best_block(doc: dict, count: int, zone: str | None) -> list[Seat] | None:
     """
     layout, state = doc["layout"], doc["seats"]
     ranks = {z["code"]: z["rank"] for z in doc["zones"]}
-    sums: dict[str, list[float]] = {}
-    for r, row in enumerate(layout):
-        for c, cell in enumerate(row):
-            if cell.get("kind") == "seat":
-                acc = sums.setdefault(cell["zone"], [0.0, 0.0, 0])
-                acc[0] += r
-                acc[1] += c
-                acc[2] += 1
-    centres = {code: (a[0] / a[2], a[1] / a[2]) for code, a in sums.items()}
+    centres = _zone_centres(layout)
     best = None
     for r, row in enumerate(layout):
         run: list[int] = []

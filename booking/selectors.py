@@ -173,20 +173,11 @@ def upcoming_sessions(
     carries its seats left and its cheapest price.
     """
     now = now or timezone.now()
+    fields = ("name", "description", "theater_name", "start", "end")
+    projection = dict.fromkeys((*fields, "seatsAvailable", "prices"), 1)
     cursor = (
         _sessions()
-        .find(
-            {"start": {"$gt": now}},
-            {
-                "name": 1,
-                "description": 1,
-                "theater_name": 1,
-                "start": 1,
-                "end": 1,
-                "seatsAvailable": 1,
-                "prices": 1,
-            },
-        )
+        .find({"start": {"$gt": now}}, projection)
         .sort([("start", 1), ("_id", 1)])
         .limit(limit)
     )
@@ -197,18 +188,8 @@ def upcoming_sessions(
             {"description": doc.get("description", ""), "theaters": {}, "dates": {}},
         )
         show["theaters"][doc["theater_name"]] = None
-        prices = [p.to_decimal() for p in doc.get("prices", {}).values()]
         day = timezone.localtime(doc["start"]).date()
-        show["dates"].setdefault(day, []).append(
-            Performance(
-                session_id=str(doc["_id"]),
-                start=doc["start"],
-                end=doc["end"],
-                theater=doc["theater_name"],
-                seats_left=doc["seatsAvailable"],
-                from_price=min(prices) if prices else None,
-            )
-        )
+        show["dates"].setdefault(day, []).append(_performance(doc))
     return [
         ShowListing(
             show=name,
@@ -221,6 +202,19 @@ def upcoming_sessions(
         )
         for name, show in shows.items()
     ]
+
+
+def _performance(doc: dict) -> Performance:
+    """One performance of What's on: its seats left and cheapest price."""
+    prices = [p.to_decimal() for p in doc.get("prices", {}).values()]
+    return Performance(
+        session_id=str(doc["_id"]),
+        start=doc["start"],
+        end=doc["end"],
+        theater=doc["theater_name"],
+        seats_left=doc["seatsAvailable"],
+        from_price=min(prices) if prices else None,
+    )
 
 
 def cart_holds(*, cart_id: str) -> list[SeatHold]:

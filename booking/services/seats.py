@@ -206,6 +206,25 @@ def _stamps(expect_at) -> dict[Seat, datetime] | None:
     return stamps
 
 
+def _entries_guard(
+    field: str, cart_id: str, entries: list[dict], *, stamped: bool
+) -> list[dict]:
+    """The cart's entry for each of ``entries``' seats, still there (and, when
+    ``stamped``, stamped as read): ``$elemMatch`` on the SAME entry."""
+    return [
+        {
+            field: {
+                "$elemMatch": {
+                    "cart_id": cart_id,
+                    "seat": e["seat"],
+                    **({"at": e["at"]} if stamped else {}),
+                }
+            }
+        }
+        for e in entries
+    ]
+
+
 def _free_entries(
     *,
     field: str,
@@ -237,18 +256,7 @@ def _free_entries(
             targets = [e for e in targets if stamps.get(tuple(e["seat"])) == e["at"]]
         if not targets:
             return doc, []
-        guard = [
-            {
-                field: {
-                    "$elemMatch": {
-                        "cart_id": cart_id,
-                        "seat": e["seat"],
-                        **({"at": e["at"]} if stamps is not None else {}),
-                    }
-                }
-            }
-            for e in targets
-        ]
+        guard = _entries_guard(field, cart_id, targets, stamped=stamps is not None)
         positions = [tuple(e["seat"]) for e in targets]
         result = _sessions().update_one(
             {"_id": oid, "$and": guard},
@@ -396,6 +404,24 @@ def seats_transfer(*, session_id: str, from_cart_id: str, to_cart_id: str) -> Se
     raise BoxOfficeBusy()
 
 
+def _sell(oid: ObjectId, cart_id: str, held: list[dict]) -> list[dict] | None:
+    """The one conditional update of a commit: the cart's entries for these
+    seats move from ``reservations`` to ``sold``. Returns the sold entries,
+    None when an entry was no longer there."""
+    now = _now()
+    entries = [{**entry, "at": now} for entry in held]
+    positions = [tuple(entry["seat"]) for entry in held]
+    result = _sessions().update_one(
+        {"_id": oid, "$and": _entry_guard(cart_id, positions)},
+        {
+            "$pull": {"reservations": _pull_entries(cart_id, positions)},
+            "$push": {"sold": {"$each": entries}},
+            "$inc": {"version": 1},
+        },
+    )
+    return entries if result.modified_count == 1 else None
+
+
 def seats_commit(
     *, session_id: str, cart_id: str, seats: Sequence[Seat] | None = None
 ) -> SeatHold:
@@ -434,18 +460,9 @@ def seats_commit(
         if wanted is None and not to_sell:
             positions = list(sold)  # a repeated commit-all answers the sale
         if to_sell:
-            now = _now()
-            entries = [{**held[p], "at": now} for p in to_sell]
-            result = _sessions().update_one(
-                {"_id": oid, "$and": _entry_guard(cart_id, to_sell)},
-                {
-                    "$pull": {"reservations": _pull_entries(cart_id, to_sell)},
-                    "$push": {"sold": {"$each": entries}},
-                    "$inc": {"version": 1},
-                },
-            )
-            if result.modified_count != 1:
-                continue
+            entries = _sell(oid, cart_id, [held[p] for p in to_sell])
+            if entries is None:
+                continue  # the cart's entries changed: read again
             sold.update({tuple(e["seat"]): e for e in entries})
         return _result(doc, cart_id, [sold[p] for p in positions])
     raise BoxOfficeBusy()

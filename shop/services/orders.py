@@ -100,18 +100,7 @@ def order_cancel(
             raise OrderNotCancelable(
                 "The performance has started, so this order can no longer be canceled."
             )
-        raw = orders().find_one_and_update(
-            {"_id": order.pk, "state": PAID},
-            {
-                "$set": {
-                    "state": REFUNDING,
-                    "canceled_at": now,
-                    "canceled_by": "staff" if staff else "owner",
-                    "refund_reference": f"{order.number}-refund",
-                }
-            },
-            return_document=ReturnDocument.AFTER,
-        )
+        raw = _start_refund(order, staff=staff, now=now)
         if raw is None:  # canceled concurrently: carry on with that one
             return order_cancel(
                 number=number, owner=owner, token=token, staff=staff, now=now
@@ -119,6 +108,22 @@ def order_cancel(
         order = Order._from_son(raw)
     faults.point("cancel.after_flip")
     return _finish(order, now)
+
+
+def _start_refund(order: Order, *, staff: bool, now: datetime) -> dict | None:
+    """``paid -> refunding`` (guarded on ``paid``); None if it was not paid."""
+    return orders().find_one_and_update(
+        {"_id": order.pk, "state": PAID},
+        {
+            "$set": {
+                "state": REFUNDING,
+                "canceled_at": now,
+                "canceled_by": "staff" if staff else "owner",
+                "refund_reference": f"{order.number}-refund",
+            }
+        },
+        return_document=ReturnDocument.AFTER,
+    )
 
 
 def _finish(order: Order, now: datetime) -> Order:
