@@ -617,19 +617,9 @@ def _run(query: BrowseQuery, counted: dict | None) -> dict[str, list]:
     }
 
 
-def browse(query: BrowseQuery) -> BrowsePage:
-    """One page of summaries with its facet counts and category counts."""
-    if query.text.strip() and not query.keywords:
-        # Nothing searchable was typed (only punctuation): nothing matches.
-        return BrowsePage(query, [], 0, [], [], [], None, exists=True)
-    scope_doc = scope_document(query)
-    indexes = browse_index.indexes_for(query, scope_doc)
-    if indexes is not None:
-        result = _run_indexed(query, indexes)
-    else:
-        result = _run(query, _counted(query, scope_doc))
+def _facet_list(query: BrowseQuery, result: dict) -> list[Facet]:
+    """Every facet with a count or a selection, its values in their order."""
     selected = {name: values for name, values in query.selected.items() if values}
-    hits = result.get("hits", [])
     per_facet = _facet_counts(result)
     facet_list = []
     for name in facets.FACETS:
@@ -655,6 +645,22 @@ def browse(query: BrowseQuery) -> BrowsePage:
                 ],
             )
         )
+    return facet_list
+
+
+def browse(query: BrowseQuery) -> BrowsePage:
+    """One page of summaries with its facet counts and category counts."""
+    if query.text.strip() and not query.keywords:
+        # Nothing searchable was typed (only punctuation): nothing matches.
+        return BrowsePage(query, [], 0, [], [], [], None, exists=True)
+    scope_doc = scope_document(query)
+    indexes = browse_index.indexes_for(query, scope_doc)
+    if indexes is not None:
+        result = _run_indexed(query, indexes)
+    else:
+        result = _run(query, _counted(query, scope_doc))
+    hits = result.get("hits", [])
+    facet_list = _facet_list(query, result)
     prefix = query.category or query.department
     categories = _children(result.get("categories", []), prefix) if prefix else []
     departments = [

@@ -22,35 +22,23 @@ def online_price_ids(item_id: str, skus: Iterable[str]) -> list[str]:
     return [f"{item_id}_{ONLINE}", *(f"{sku}_{ONLINE}" for sku in skus)]
 
 
-def summary_of(
-    *, item: Mapping, variants: list[Mapping], prices: Mapping[str, Decimal]
-) -> dict | None:
-    """The summary document of ``item`` (raw documents in, raw document out).
-
-    ``variants`` are the item's variant documents sorted by SKU; ``prices``
-    maps price ids to amounts and must hold the item's and its SKUs' online
-    prices where they exist. Returns None when nothing of the item has an
-    online price: it cannot be sold online, so it is not browsable.
-    """
-    item_id = item["_id"]
+def _lowest_online_price(
+    item_id: str, variants: list[Mapping], prices: Mapping[str, Decimal]
+) -> Decimal | None:
+    """The lowest online price of the item's variants (a variant without its
+    own takes the item's), or None when nothing of it is priced online."""
     item_price = prices.get(f"{item_id}_{ONLINE}")
     if variants:
         candidates = [prices.get(f"{v['_id']}_{ONLINE}", item_price) for v in variants]
     else:
         candidates = [item_price]
     priced = [amount for amount in candidates if amount is not None]
-    if not priced:
-        return None
-    price = min(priced)
-    price_cents = facets.cents(price)
+    return min(priced) if priced else None
 
-    attrs = [facets.token("price", facets.price_band(price_cents).key)]
-    if item.get("brand"):
-        attrs.insert(0, facets.token("brand", item["brand"]))
-    sattrs = dict(item.get("attributes") or {})
-    if item.get("style"):
-        sattrs["style"] = item["style"]
 
+def _variants_of(variants: list[Mapping]) -> tuple[list[dict], dict, list[str]]:
+    """The summary's variants (facet tokens and other attributes), every
+    variant facet token once, and the variants' searchable words."""
     summary_vars, vattrs, variant_words = [], {}, []
     for variant in variants:
         tokens, extra = [], {}
@@ -64,6 +52,33 @@ def summary_of(
                 variant_words.append(value)
         summary_vars.append({"sku": variant["_id"], "attrs": tokens, "sattrs": extra})
         vattrs.update(dict.fromkeys(tokens))
+    return summary_vars, vattrs, variant_words
+
+
+def summary_of(
+    *, item: Mapping, variants: list[Mapping], prices: Mapping[str, Decimal]
+) -> dict | None:
+    """The summary document of ``item`` (raw documents in, raw document out).
+
+    ``variants`` are the item's variant documents sorted by SKU; ``prices``
+    maps price ids to amounts and must hold the item's and its SKUs' online
+    prices where they exist. Returns None when nothing of the item has an
+    online price: it cannot be sold online, so it is not browsable.
+    """
+    item_id = item["_id"]
+    price = _lowest_online_price(item_id, variants, prices)
+    if price is None:
+        return None
+    price_cents = facets.cents(price)
+
+    attrs = [facets.token("price", facets.price_band(price_cents).key)]
+    if item.get("brand"):
+        attrs.insert(0, facets.token("brand", item["brand"]))
+    sattrs = dict(item.get("attributes") or {})
+    if item.get("style"):
+        sattrs["style"] = item["style"]
+
+    summary_vars, vattrs, variant_words = _variants_of(variants)
 
     words = facets.keywords_of(
         " ".join(
