@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format install clean
+.PHONY: run test test-fallback engine lint format install clean
 
 $(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
@@ -16,16 +16,24 @@ $(STAMP): pyproject.toml requirements.lock
 
 install: $(STAMP)
 
+## Build SecantusDB's Rust server once per machine (cached outside the clone).
+engine: $(STAMP)
+	$(PY) manage.py ensure_engine
+
 ## Set up, then run Marquee with demo data on the embedded database.
-run: $(STAMP)
+run: engine
 	$(PY) manage.py serve $(ARGS)
 
 ## Set up, then lint and run the whole test suite (browser tests included).
-test: $(STAMP)
+test: engine
 	scripts/ensure-chromium
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) -m pytest $(ARGS)
+
+## The fallback's conformance: shop, booking and races on the Python server.
+test-fallback: $(STAMP)
+	MARQUEE_DB_ENGINE=python $(PY) -m pytest tests/shop tests/booking tests/concurrency $(ARGS)
 
 format: $(STAMP)
 	$(VENV)/bin/ruff check --fix .

@@ -41,6 +41,7 @@ django.setup()
 from django.conf import settings  # noqa: E402
 from django.test import Client  # noqa: E402
 
+from config import engine as engines  # noqa: E402
 from config import mongo  # noqa: E402
 from config.embedded import EmbeddedServer  # noqa: E402
 
@@ -256,15 +257,23 @@ def main() -> None:
         "--data", type=Path, default=ROOT / "var" / "bench", help="kept between runs"
     )
     parser.add_argument("--load-only", action="store_true")
+    parser.add_argument(
+        "--engine", choices=engines.ENGINES, default=None, help="embedded server"
+    )
     args = parser.parse_args()
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
 
     rows = []
     for items in args.items:
+        # Both servers read the same on-disk format: one loaded catalogue
+        # serves either.
         server = EmbeddedServer(
-            args.data / f"catalog-{items}", args.data / f"catalog-{items}.log"
+            args.data / f"catalog-{items}",
+            args.data / f"catalog-{items}.log",
+            engine=engines.resolve(args.engine),
         )
         uri = server.start()
+        print(f"{items} items on the {server.engine.name} server", flush=True)
         try:
             mongo.connect(uri, db="bench")
             loaded = ensure_loaded(items, sys.stderr)

@@ -96,6 +96,12 @@ def parser() -> argparse.ArgumentParser:
         "--db-pid", type=int, help="PID of the --uri server's daemon, for its memory"
     )
     p.add_argument(
+        "--engine",
+        choices=("rust", "python"),
+        default=None,
+        help="the embedded server (default: MARQUEE_DB_ENGINE, else rust)",
+    )
+    p.add_argument(
         "--no-sync-on-commit",
         action="store_true",
         help="embedded server without --sync-on-commit (diagnostic: the fsync's share)",
@@ -165,7 +171,10 @@ def main(argv: list[str] | None = None) -> int:
     date = datetime.now(UTC).isoformat(timespec="seconds")
     document = {"date": date, "command": _command(argv), "runs": []}
     with Target(
-        args.uri, db_pid=args.db_pid, sync_on_commit=not args.no_sync_on_commit
+        args.uri,
+        db_pid=args.db_pid,
+        sync_on_commit=not args.no_sync_on_commit,
+        engine=args.engine,
     ) as target:
         print(f"Marquee load benchmark, {date}")
         print(f"machine: {report.machine()}")

@@ -21,6 +21,7 @@ from pathlib import Path
 from pymongo import MongoClient
 from pymongo.errors import PyMongoError
 
+from config import engine as engines
 from config.embedded import EmbeddedServer
 
 # serverStatus opcounters that are data operations (not hello, ping, ...).
@@ -36,8 +37,10 @@ class Target:
         *,
         db_pid: int | None = None,
         sync_on_commit: bool = True,
+        engine: str | None = None,
     ):
         self.uri = uri
+        self.engine = engine
         self.pid = db_pid
         self.sync_on_commit = sync_on_commit
         self.description = "the server given by --uri / MONGODB_URI" if uri else ""
@@ -66,7 +69,14 @@ class Target:
         self._home = tempfile.mkdtemp(prefix="marquee-bench-")
         home = Path(self._home)
         self._server = EmbeddedServer(
-            home / "data", home / "mongo.log", sync_on_commit=self.sync_on_commit
+            home / "data",
+            home / "mongo.log",
+            sync_on_commit=self.sync_on_commit,
+            # The raw and http levels run without Django's settings, so the
+            # default is read as settings.py reads it.
+            engine=engines.resolve(
+                self.engine or os.environ.get("MARQUEE_DB_ENGINE") or "rust"
+            ),
         )
         try:
             self.uri = self._server.start()
@@ -76,7 +86,10 @@ class Target:
             raise
         self.pid = self._server.process.pid
         sync = "--sync-on-commit" if self.sync_on_commit else "NO --sync-on-commit"
-        self.description = f"embedded SecantusDB, {sync}, fresh daemon per measurement"
+        self.description = (
+            f"embedded SecantusDB, {self._server.engine.name} server, {sync}, "
+            "fresh daemon per measurement"
+        )
 
     def __exit__(self, *exc) -> None:
         if self._server is not None:

@@ -3,28 +3,43 @@
 It runs as its own process, never inside a Django process: one daemon owns
 one data directory and serves every web worker, the qcluster and management
 commands alike. The owner holds an exclusive lock beside the data directory
-for as long as the daemon runs, and writes a small state file so that other
-processes on the machine (``manage.py shell``, ``check_invariants``) can find
-and share the running server instead of starting a second one.
+for as long as the daemon runs (restarts included), and writes a small state
+file so that other processes on the machine (``manage.py shell``,
+``check_invariants``) can find and share the running server instead of
+starting a second one. Which server binary runs is config/engine.py's choice.
 """
 
 import fcntl
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 from pymongo import MongoClient
 from pymongo.errors import PyMongoError
 
+from config import engine as engines
 from config.mongo import MongoUnavailable
 
-DAEMON = "secantusd-py"
+# Options of the URI handed to every process that talks to the embedded
+# server, tuned for one node on loopback, where the only network failure is
+# the server itself being down (and ``serve`` restarting it):
+# * a failed operation is not retried (retryReads / retryWrites off): the
+#   retry would wait for a server that is not there, where a page should
+#   say "back in a moment" at once (config.middleware). Retryable writes
+#   exist to survive a replica set's failover, which a single node never
+#   has, and each one costs the server a record to keep and prune;
+# * the driver checks a failed server every half second (heartbeat), so
+#   pages know at once that it is down, and within half a second that it
+#   is back.
+# How long an operation waits for a server is the process's own setting:
+# short for web workers (config/gunicorn.py), patient elsewhere.
+URI_OPTIONS = (
+    "directConnection=true&heartbeatFrequencyMS=500&retryReads=false&retryWrites=false"
+)
 
 
 def free_port() -> int:
@@ -46,11 +61,22 @@ def _pid_alive(pid: int) -> bool:
 class EmbeddedServer:
     """Start, find and stop one SecantusDB daemon for one data directory."""
 
-    def __init__(self, data_dir: Path, log_file: Path, *, sync_on_commit=True):
+    def __init__(
+        self,
+        data_dir: Path,
+        log_file: Path,
+        *,
+        sync_on_commit=True,
+        engine: engines.Engine | None = None,
+        cache_size: str | None = None,
+    ):
         self.data_dir = Path(data_dir)
         self.log_file = Path(log_file)
         self.sync_on_commit = sync_on_commit
+        self.engine = engine or engines.resolve()
+        self.cache_size = cache_size
         self.process: subprocess.Popen | None = None
+        self.port: int | None = None
         self.uri: str | None = None
         self._lock_fd: int | None = None
 
@@ -74,14 +100,12 @@ class EmbeddedServer:
         return state.get("uri")
 
     def _executable(self) -> str:
-        # The daemon is installed beside the interpreter running Marquee.
-        candidate = Path(sys.executable).with_name(DAEMON)
-        found = str(candidate) if candidate.exists() else shutil.which(DAEMON)
-        if not found:
+        if not self.engine.executable:
             raise MongoUnavailable(
-                f"{DAEMON} is not installed; run the README's setup or set MONGODB_URI"
+                f"SecantusDB's {self.engine.name} server is not installed; run the "
+                "README's setup or set MONGODB_URI"
             )
-        return found
+        return self.engine.executable
 
     def _take_lock(self) -> None:
         lock_path = self._lock_path(self.data_dir)
@@ -110,40 +134,82 @@ class EmbeddedServer:
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
             self.log_file.parent.mkdir(parents=True, exist_ok=True)
-            port = free_port()
-            args = [
-                self._executable(),
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--storage-path",
-                str(self.data_dir),
-                "--log-level",
-                "WARNING",
-            ]
-            if self.sync_on_commit:
-                # Without it a kill -9 loses the last acknowledged writes.
-                args.append("--sync-on-commit")
-            with open(self.log_file, "ab") as log:
-                # Its own session: a Ctrl-C in the terminal reaches the owner,
-                # which stops the web tier before the database.
-                self.process = subprocess.Popen(
-                    args,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL,
-                    start_new_session=True,
-                )
-            self.uri = f"mongodb://127.0.0.1:{port}/?directConnection=true"
-            self._wait_ready(timeout)
-            self._state_path(self.data_dir).write_text(
-                json.dumps({"pid": self.process.pid, "port": port, "uri": self.uri})
-            )
+            self.port = free_port()
+            self.uri = f"mongodb://127.0.0.1:{self.port}/?{URI_OPTIONS}"
+            self._launch(timeout)
             return self.uri
         except BaseException:
             self.stop()
             raise
+
+    def restart(self, *, timeout: float = 60.0) -> None:
+        """Start the daemon again on the same data and the same port, so every
+        process holding the URI reconnects by itself (``serve``'s supervisor).
+        The lock stays held throughout: no one else may open the data
+        meanwhile. WiredTiger recovers from its log after a crash."""
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self._launch(timeout)
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def _args(self) -> list[str]:
+        args = [
+            self._executable(),
+            # Every setting is a flag; this file (empty) stops the server
+            # from picking up a secantusd.toml lying around the machine.
+            "--config",
+            str(self._config_path()),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--storage-path",
+            str(self.data_dir),
+            "--log-level",
+            "WARNING",
+        ]
+        if self.cache_size:
+            args += ["--cache-size", self.cache_size]
+        if self.sync_on_commit:
+            # Without it a kill -9 loses the last acknowledged writes.
+            args.append("--sync-on-commit")
+        return args
+
+    def _config_path(self) -> Path:
+        path = self.data_dir.with_name(self.data_dir.name + ".toml")
+        if not path.exists():
+            path.write_text(
+                "# Marquee passes every setting of the embedded server as a flag.\n"
+            )
+        return path
+
+    def _launch(self, timeout: float) -> None:
+        with open(self.log_file, "ab") as log:
+            # Its own session: a Ctrl-C in the terminal reaches the owner,
+            # which stops the web tier before the database.
+            self.process = subprocess.Popen(
+                self._args(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        self._wait_ready(timeout)
+        state = {
+            "pid": self.process.pid,
+            "port": self.port,
+            "uri": self.uri,
+            "engine": self.engine.name,
+        }
+        # Replaced whole, never seen half-written by a process looking for
+        # the server.
+        path = self._state_path(self.data_dir)
+        partial = path.with_suffix(".json.new")
+        partial.write_text(json.dumps(state))
+        os.replace(partial, path)
 
     def _wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -179,3 +245,64 @@ class EmbeddedServer:
         self._state_path(self.data_dir).unlink(missing_ok=True)
         self._release_lock()
         self.process = None
+
+
+class Supervisor:
+    """Keeps one embedded server running for ``serve``.
+
+    ``check`` is called from serve's main loop. When the daemon has died it
+    is restarted on the same data and port after a back-off that doubles
+    (``backoff``, 2x, 4x, ...); a daemon that then stays up for
+    ``stable_after`` seconds earns its full budget of restarts back. When
+    the budget is spent, ``check`` raises MongoUnavailable with one line,
+    and serve stops cleanly. Meanwhile every page answers 503 (see
+    config/middleware.py), and the web workers reconnect by themselves once
+    the server answers again on the same port.
+    """
+
+    def __init__(
+        self,
+        server: EmbeddedServer,
+        *,
+        log,
+        backoff: float = 0.5,
+        max_restarts: int = 5,
+        stable_after: float = 60.0,
+    ):
+        self.server, self.log = server, log
+        self.backoff, self.max_restarts = backoff, max_restarts
+        self.stable_after = stable_after
+        self.restarts = 0
+        self._restart_at: float | None = None
+        self._up_since = time.monotonic()
+
+    def check(self) -> None:
+        now = time.monotonic()
+        if self.server.alive():
+            if self.restarts and now - self._up_since >= self.stable_after:
+                self.restarts = 0
+            return
+        if self._restart_at is None:
+            if self.restarts >= self.max_restarts:
+                raise MongoUnavailable(
+                    f"the embedded MongoDB exited {self.restarts + 1} times in a "
+                    f"row; see {self.server.log_file}"
+                )
+            delay = self.backoff * 2**self.restarts
+            self.log(
+                f"the embedded MongoDB exited (code {self.server.process.returncode});"
+                f" restarting it on the same data in {delay:g}s "
+                f"(restart {self.restarts + 1} of {self.max_restarts})"
+            )
+            self._restart_at = now + delay
+        if now >= self._restart_at:
+            self._restart_at = None
+            self.restarts += 1
+            try:
+                self.server.restart()
+            except MongoUnavailable as exc:
+                # Counted as a restart; the next check backs off further.
+                self.log(f"the restart failed: {exc}")
+                return
+            self._up_since = time.monotonic()
+            self.log(f"the embedded MongoDB is back ({self.server.uri})")

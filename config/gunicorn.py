@@ -1,5 +1,12 @@
 """gunicorn settings used by ``manage.py serve``."""
 
+import os
+
+# A page waits at most half a second for a MongoDB server to answer before
+# it says "back in a moment" (503, config.middleware), rather than the five
+# seconds a job or a command may wait. Set MONGODB_TIMEOUT_MS to choose.
+os.environ.setdefault("MONGODB_TIMEOUT_MS", "500")
+
 # Each worker imports Django after the fork, so each opens its own MongoDB
 # pool (config.mongo connects lazily); no preload, no shared sockets.
 preload_app = False
@@ -9,3 +16,12 @@ graceful_timeout = 10
 timeout = 30
 accesslog = "-"
 access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms'
+
+
+def post_worker_init(worker):
+    """Connect to MongoDB before taking requests: a page's wait for a server
+    is short (above), a worker's first connection on a busy machine may not
+    be."""
+    from config import mongo
+
+    mongo.warm_up()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import time
 from collections.abc import Iterable
 
 import mongoengine
@@ -33,15 +34,28 @@ class MongoUnavailable(Exception):
     """MongoDB cannot be used; the message is one line a person can act on."""
 
 
-def _client_options(timeout_ms: int | None = None) -> dict:
-    return {
+def _client_options(uri: str, timeout_ms: int | None = None) -> dict:
+    options = {
         "tz_aware": True,
         "uuidRepresentation": "standard",
-        "serverSelectionTimeoutMS": timeout_ms or settings.MONGODB_SERVER_SELECTION_MS,
         # Acknowledged by a majority of a replica set before a reservation is
         # reported; on a standalone server this is the same as w=1.
         "w": "majority",
     }
+    # A timeout the URI states wins over the setting (the embedded server's
+    # URI states a short one; see config/embedded.py).
+    if timeout_ms or "serverselectiontimeoutms" not in _uri_options(uri):
+        options["serverSelectionTimeoutMS"] = (
+            timeout_ms or settings.MONGODB_SERVER_SELECTION_MS
+        )
+    return options
+
+
+def _uri_options(uri: str) -> dict:
+    try:
+        return {k.lower(): v for k, v in parse_uri(uri)["options"].items()}
+    except (InvalidURI, ConfigurationError, ValueError):
+        return {}
 
 
 def database_name(uri: str) -> str:
@@ -58,7 +72,7 @@ def connect(uri: str, *, db: str | None = None) -> None:
     name = db or database_name(uri)
     mongoengine.disconnect(ALIAS)
     mongoengine.connect(
-        db=name, host=uri, alias=ALIAS, connect=False, **_client_options()
+        db=name, host=uri, alias=ALIAS, connect=False, **_client_options(uri)
     )
     _state["uri"], _state["db"] = uri, name
 
@@ -87,7 +101,7 @@ def check(uri: str, *, timeout_ms: int = 3000) -> None:
     """Raise MongoUnavailable unless a server at ``uri`` answers a ping."""
     database_name(uri)  # validates the URI first, with its own message
     try:
-        client = MongoClient(uri, connect=False, **_client_options(timeout_ms))
+        client = MongoClient(uri, connect=False, **_client_options(uri, timeout_ms))
     except (InvalidURI, ConfigurationError, ValueError) as exc:
         raise MongoUnavailable(
             f"MONGODB_URI is not a valid MongoDB URI: {exc}"
@@ -105,12 +119,42 @@ def check(uri: str, *, timeout_ms: int = 3000) -> None:
 
 def ping() -> str | None:
     """None when the connected server answers, else a one-line reason."""
+    if down := known_down():
+        return f"unreachable: {down}"
     try:
         db().command("ping")
     except mongoengine.ConnectionFailure:
         return "no MongoDB connection is configured"
     except PyMongoError as exc:
         return f"unreachable: {str(exc).split(',')[0]}"
+    return None
+
+
+def warm_up(*, within: float = 10.0) -> None:
+    """Open this process's connection now, trying for up to ``within``
+    seconds, so that its first real request does not pay for it. A server
+    still down after that is left to the pages to report (503)."""
+    deadline = time.monotonic() + within
+    while ping() and time.monotonic() < deadline:
+        pass  # each ping waits up to the server selection timeout
+
+
+def known_down() -> str | None:
+    """The last error, when every server this process's client knows has
+    failed its last check; None otherwise (up, or not asked yet).
+
+    Reads the driver's own view of the topology, which its monitor keeps
+    current: no round trip, no wait. A client that has not connected yet
+    knows of no failure, so a cold process is never turned away by this.
+    """
+    try:
+        client = mongoengine.get_connection(ALIAS)
+    except mongoengine.ConnectionFailure:
+        return None
+    servers = client.topology_description.server_descriptions().values()
+    errors = [sd.error for sd in servers]
+    if errors and all(errors):
+        return str(errors[0]).split(",")[0]
     return None
 
 

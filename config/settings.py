@@ -62,6 +62,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, so it sees every view's database failure first hand.
+    "config.middleware.DatabaseOutageMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -141,9 +143,21 @@ WHITENOISE_USE_FINDERS = True
 MONGODB_URI = os.environ.get("MONGODB_URI") or None
 # Used when the URI names no database.
 MONGODB_DB = os.environ.get("MONGODB_DB", "marquee")
+# How long an operation waits for a MongoDB server before it fails. Web
+# workers wait 500 ms (config/gunicorn.py), so a page says "back in a
+# moment" within a second while the database is down; jobs and commands
+# wait longer.
 MONGODB_SERVER_SELECTION_MS = int(os.environ.get("MONGODB_TIMEOUT_MS", "5000"))
 MONGO_EMBEDDED_DIR = VAR_DIR / "mongo"
 MONGO_EMBEDDED_LOG = VAR_DIR / "log" / "mongo.log"
+# Which embedded server runs when MONGODB_URI is unset: SecantusDB's Rust
+# server (built once per machine by `make`), or its Python server. See
+# config/engine.py.
+MARQUEE_DB_ENGINE = os.environ.get("MARQUEE_DB_ENGINE", "rust").strip().lower()
+if MARQUEE_DB_ENGINE not in ("rust", "python"):
+    raise ImproperlyConfigured("MARQUEE_DB_ENGINE must be rust or python.")
+# WiredTiger's cache for the embedded server (its own default is 1-4 GB).
+MONGO_EMBEDDED_CACHE = os.environ.get("MARQUEE_DB_CACHE", "1G")
 
 # --- Reservations --------------------------------------------------------
 # How long a cart holds stock and seats after its last change.

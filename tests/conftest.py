@@ -2,7 +2,10 @@
 
 The embedded SecantusDB daemon runs as a separate process for the whole test
 session (or ``MONGODB_URI`` names a server to use instead); every test gets a
-database of its own, with every index created, dropped afterwards.
+database of its own, with every index created, dropped afterwards. Which
+embedded server runs is ``MARQUEE_DB_ENGINE``'s choice (config/engine.py):
+the Rust server by default, the Python one for the fallback's conformance
+run; the report's header names it.
 """
 
 import os
@@ -11,8 +14,20 @@ import uuid
 import pytest
 from pymongo import MongoClient
 
-from config import mongo
+from config import engine, mongo
 from config.embedded import EmbeddedServer
+
+
+def pytest_report_header(config):
+    if os.environ.get("MONGODB_URI"):
+        return "MongoDB: the server MONGODB_URI names"
+    chosen = engine.resolve()
+    lines = [
+        f"MongoDB: embedded SecantusDB's {chosen.name} server, {chosen.executable}"
+    ]
+    if chosen.fallback_reason:
+        lines.append(chosen.fallback_reason)
+    return lines
 
 
 @pytest.fixture(scope="session")

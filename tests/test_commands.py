@@ -1,9 +1,12 @@
 """Marquee's commands as a person runs them: real processes, real servers."""
 
+import json
+import os
 import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -45,6 +48,26 @@ def test_malformed_mongodb_uri_gives_one_clear_line(tmp_path):
 def _get(url: str) -> int:
     with urllib.request.urlopen(url, timeout=5) as response:
         return response.status
+
+
+def _timed_get(url: str) -> tuple[int, str, float]:
+    """Status, body and seconds taken, whatever the status."""
+    started = time.monotonic()
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            status, body = response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        status, body = exc.code, exc.read().decode()
+    return status, body, time.monotonic() - started
+
+
+def _dead(pid: int) -> bool:
+    """Exited, reaped or not (a zombie holds no socket any more)."""
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
 
 
 def _wait_until_serving(url: str, proc: subprocess.Popen, within: float) -> None:
@@ -91,3 +114,59 @@ def test_serve_runs_the_whole_stack_and_stops_leaving_no_process(tmp_path):
             serve.kill()
     assert processes_tagged(env["MARQUEE_PROCESS_TAG"]) == []
     assert "Marquee stopped" in serve.stdout.read()
+
+
+def test_serve_restarts_a_dead_database_and_pages_recover(tmp_path):
+    """kill -9 the embedded server under ``serve``: pages say "back in a
+    moment" within a second while it is down, serve restarts it on the same
+    data and port, and the same pages answer again."""
+    port = free_port()
+    env = command_env(tmp_path)
+    serve = subprocess.Popen(
+        # A 3 s back-off holds the outage open long enough to be seen.
+        [sys.executable, MANAGE, "serve", "--no-demo", "--port", str(port)]
+        + ["--db-restart-backoff", "3"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    site = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_serving(f"{site}/healthz", serve, within=120)
+        assert _get(f"{site}/") == 200
+        state_file = tmp_path / "mongo.json"
+        before = json.loads(state_file.read_text())
+
+        os.kill(before["pid"], signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while not _dead(before["pid"]):
+            assert time.monotonic() < deadline, "the daemon did not die"
+            os.sched_yield()
+
+        status, body, took = _timed_get(f"{site}/")
+        assert (status, took < 1.0) == (503, True), (status, took)
+        assert "Back in a moment" in body
+        status, body, took = _timed_get(f"{site}/healthz")
+        assert (status, took < 1.0) == (503, True), (status, took)
+        assert json.loads(body)["checks"]["mongodb"].startswith("unreachable")
+
+        _wait_until_serving(f"{site}/", serve, within=60)
+        # The state file is rewritten once the new daemon answers, which
+        # may be a moment after a page has already been served by it.
+        deadline = time.monotonic() + 10
+        while (after := json.loads(state_file.read_text()))["pid"] == before["pid"]:
+            assert time.monotonic() < deadline, "the state file kept the dead pid"
+            os.sched_yield()
+        assert after["uri"] == before["uri"]  # same port: workers reconnect
+        assert _get(f"{site}/healthz") == 200
+
+        serve.send_signal(signal.SIGTERM)
+        assert serve.wait(timeout=60) == 0
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+    output = serve.stdout.read()
+    assert "restarting it on the same data" in output
+    assert "the embedded MongoDB is back" in output
+    assert processes_tagged(env["MARQUEE_PROCESS_TAG"]) == []

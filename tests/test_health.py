@@ -1,3 +1,5 @@
+import time
+
 import pytest
 
 from config import mongo
@@ -28,3 +30,74 @@ def test_healthz_fails_with_a_clear_message_when_mongo_is_down(client, settings)
     assert body["status"] == "unavailable"
     assert body["checks"]["django_db"] == "ok"
     assert body["checks"]["mongodb"].startswith("unreachable:")
+
+
+def _unreachable_embedded_uri() -> str:
+    from config.embedded import URI_OPTIONS, free_port
+
+    return f"mongodb://127.0.0.1:{free_port()}/?{URI_OPTIONS}"
+
+
+@pytest.fixture
+def web_worker_timeout(settings):
+    """The server-selection budget of a web worker (config/gunicorn.py)."""
+    settings.MONGODB_SERVER_SELECTION_MS = 500
+
+
+@pytest.mark.django_db
+def test_a_page_answers_503_within_a_second_while_mongo_is_down(
+    client, web_worker_timeout
+):
+    mongo.connect(_unreachable_embedded_uri())
+
+    started = time.monotonic()
+    response = client.get("/")
+    took = time.monotonic() - started
+
+    assert response.status_code == 503
+    assert took < 1.0, took
+    assert response["Retry-After"] == "5"
+    assert response["Cache-Control"] == "no-store"
+    assert b"Back in a moment" in response.content
+    assert b"marquee.css" in response.content  # the site's styles, not a bare page
+
+
+@pytest.mark.django_db
+def test_during_an_outage_later_requests_do_not_wait_for_the_database(
+    client, web_worker_timeout
+):
+    mongo.connect(_unreachable_embedded_uri())
+    assert client.get("/").status_code == 503
+
+    started = time.monotonic()
+    statuses = [client.get("/shows/").status_code for _ in range(5)]
+
+    # The driver knows the server is down: five pages answered without a
+    # server selection each (which takes half a second on this URI).
+    assert statuses == [503] * 5
+    assert time.monotonic() - started < 0.4
+
+
+@pytest.mark.django_db
+def test_healthz_answers_within_a_second_while_the_embedded_server_is_down(
+    client, web_worker_timeout
+):
+    mongo.connect(_unreachable_embedded_uri())
+
+    started = time.monotonic()
+    response = client.get("/healthz")
+
+    assert response.status_code == 503
+    assert time.monotonic() - started < 1.0
+
+
+@pytest.mark.django_db
+def test_pages_recover_as_soon_as_mongo_answers_again(
+    client, mongo_uri, mongo_db, web_worker_timeout
+):
+    mongo.connect(_unreachable_embedded_uri())
+    assert client.get("/shows/").status_code == 503
+
+    mongo.connect(mongo_uri, db=mongo_db.name)
+
+    assert client.get("/shows/").status_code == 200

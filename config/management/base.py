@@ -21,7 +21,9 @@ def mongo_for_command():
         uri = mongo.connected_uri() or settings.MONGODB_URI
         if uri is None:
             server = EmbeddedServer(
-                settings.MONGO_EMBEDDED_DIR, settings.MONGO_EMBEDDED_LOG
+                settings.MONGO_EMBEDDED_DIR,
+                settings.MONGO_EMBEDDED_LOG,
+                cache_size=settings.MONGO_EMBEDDED_CACHE,
             )
             uri = server.start()
         mongo.check(uri)

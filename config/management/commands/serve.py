@@ -2,9 +2,11 @@
 
 Order of start: MongoDB (embedded unless MONGODB_URI), Django migrations,
 Mongo indexes, django-q2 schedules, demo data on a first run, then the
-qcluster and the web server as child processes. Ctrl-C or SIGTERM stops the
-children first and the database last, so no worker writes to a closing
-server, and no process is left behind.
+qcluster and the web server as child processes. While they run, the
+embedded server is supervised: if it dies it is restarted on the same data
+and port (config.embedded.Supervisor), and pages answer 503 meanwhile.
+Ctrl-C or SIGTERM stops the children first and the database last, so no
+worker writes to a closing server, and no process is left behind.
 """
 
 import os
@@ -17,8 +19,8 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from config import mongo
-from config.embedded import EmbeddedServer
+from config import engine, mongo
+from config.embedded import EmbeddedServer, Supervisor
 
 
 class Children:
@@ -85,21 +87,41 @@ class Command(BaseCommand):
         )
         demo.add_argument("--no-demo", dest="demo", action="store_false")
         parser.add_argument("--demo-items", type=int, default=1000)
+        parser.add_argument(
+            "--db-restart-backoff",
+            type=float,
+            default=0.5,
+            help="seconds before the first restart of a dead embedded server "
+            "(doubling for each further one)",
+        )
 
     def handle(self, *args, **opts):
         # SIGTERM behaves like Ctrl-C, at any stage, start-up included, so a
         # stop request always runs the clean-up below.
         signal.signal(signal.SIGTERM, _interrupt)
         embedded = None
+        supervisor = None
         children = Children()
         try:
             uri = settings.MONGODB_URI
             if uri is None:
+                chosen = engine.resolve()
+                if chosen.fallback_reason:
+                    self.stderr.write(chosen.fallback_reason)
                 embedded = EmbeddedServer(
-                    settings.MONGO_EMBEDDED_DIR, settings.MONGO_EMBEDDED_LOG
+                    settings.MONGO_EMBEDDED_DIR,
+                    settings.MONGO_EMBEDDED_LOG,
+                    engine=chosen,
+                    cache_size=settings.MONGO_EMBEDDED_CACHE,
                 )
-                self.stdout.write(f"starting embedded MongoDB in {embedded.data_dir}")
+                self.stdout.write(
+                    f"starting embedded MongoDB (SecantusDB, {chosen.name} server) "
+                    f"in {embedded.data_dir}"
+                )
                 uri = embedded.start()
+                supervisor = Supervisor(
+                    embedded, log=self.stderr.write, backoff=opts["db_restart_backoff"]
+                )
             mongo.check(uri)
             mongo.connect(uri)
             self._prepare(opts)
@@ -114,6 +136,8 @@ class Command(BaseCommand):
             )
             self.stdout.flush()
             while (exited := children.first_exited()) is None:
+                if supervisor is not None:
+                    supervisor.check()
                 time.sleep(0.5)
             raise CommandError(f"{exited[0]} exited with code {exited[1]}")
         except KeyboardInterrupt:

@@ -1,0 +1,56 @@
+"""Where the servers Marquee runs on differ, and what Marquee does about it.
+
+Marquee is written for MongoDB. It runs by default on SecantusDB's Rust
+server and falls back to SecantusDB's Python server (config/engine.py); the
+test suite runs on the first and its shop, booking and race tests on the
+second. Where one of them departs from MongoDB, the one workaround lives
+here, saying which server needs it and why, and behaves as MongoDB does on
+every other server. Re-tested with the Rust server (0.5.3-beta.193) and the
+Python server (0.7.0b3), see tests/test_server_conformance.py:
+
+* findAndModify with a positional ``$``: the Python server refuses it (see
+  ``find_one_and_update_positional``); MongoDB and the Rust server apply it.
+* Re-creating an identical 2dsphere index: both SecantusDB servers answer
+  IndexKeySpecsConflict where MongoDB answers a no-op, so
+  ``config.mongo.ensure_indexes`` compares key patterns before it creates.
+"""
+
+from __future__ import annotations
+
+from pymongo import ReturnDocument
+from pymongo.collection import Collection
+from pymongo.errors import OperationFailure
+
+# The Python server's refusal: BadValue, "The positional operator did not
+# find the match needed from the query", though the filter matched.
+_POSITIONAL_REFUSED = 2
+_refused = False
+
+
+def find_one_and_update_positional(
+    collection: Collection, filter: dict, update: dict
+) -> dict | None:
+    """``find_one_and_update`` of an update that names ``array.$``: the
+    document after the update, or None when the filter matched nothing.
+
+    One atomic round trip on MongoDB and the Rust server. SecantusDB's
+    Python server refuses a positional ``$`` inside findAndModify, so there
+    (learned on the first refusal, per process) it is an update, then a
+    read of the document by ``_id``. The update is the same conditional
+    write either way; only the document returned may then carry a later
+    concurrent change too, which callers already allow for (they read it to
+    show the cart, never to decide a rule).
+    """
+    global _refused
+    if not _refused:
+        try:
+            return collection.find_one_and_update(
+                filter, update, return_document=ReturnDocument.AFTER
+            )
+        except OperationFailure as exc:
+            if exc.code != _POSITIONAL_REFUSED or "positional" not in str(exc):
+                raise
+            _refused = True
+    if not collection.update_one(filter, update).matched_count:
+        return None
+    return collection.find_one({"_id": filter["_id"]})

@@ -1,0 +1,128 @@
+"""What Marquee relies on from its MongoDB-compatible server, per server.
+
+Each difference config/compat.py works around is asserted here for the
+server this session runs on (the Rust server by default, the Python server
+with MARQUEE_DB_ENGINE=python, or MongoDB through MONGODB_URI), so that a
+server upgrade that changes one is noticed, and the workaround can go.
+"""
+
+import os
+
+import pytest
+from pymongo import ReturnDocument
+from pymongo.errors import DuplicateKeyError, OperationFailure
+
+from config import compat, engine, mongo
+
+
+# Servers whose unique index forgets a key when an update removes or changes
+# it (the Rust server 0.5.3-beta.193 keeps it until the document is deleted).
+FREES_UNIQUE_KEYS_ON_UPDATE = ("mongodb", "python")
+
+
+@pytest.fixture
+def server():
+    """ "mongodb" for a server MONGODB_URI names, else the embedded engine."""
+    if os.environ.get("MONGODB_URI"):
+        return "mongodb"
+    return engine.resolve().name
+
+
+def _cart(mongo_db):
+    carts = mongo_db.conformance_carts
+    carts.insert_one(
+        {
+            "_id": "c1",
+            "items": [{"sku": "a", "quantity": 1}, {"sku": "b", "quantity": 2}],
+        }
+    )
+    return carts
+
+
+POSITIONAL = (
+    {"_id": "c1", "items": {"$elemMatch": {"sku": "b", "quantity": 2}}},
+    {"$inc": {"items.$.quantity": 3}},
+)
+
+
+def test_find_and_modify_with_a_positional_operator(mongo_db, server):
+    carts = _cart(mongo_db)
+    try:
+        after = carts.find_one_and_update(
+            *POSITIONAL, return_document=ReturnDocument.AFTER
+        )
+        refused = False
+    except OperationFailure:
+        refused = True
+
+    assert refused == (server == "python")
+    if not refused:
+        assert after["items"][1] == {"sku": "b", "quantity": 5}
+
+
+def test_the_positional_helper_updates_once_and_returns_the_document(mongo_db, server):
+    carts = _cart(mongo_db)
+
+    after = compat.find_one_and_update_positional(carts, *POSITIONAL)
+    missed = compat.find_one_and_update_positional(
+        carts,
+        {"_id": "c1", "items": {"$elemMatch": {"sku": "b", "quantity": 2}}},
+        {"$inc": {"items.$.quantity": 3}},
+    )
+
+    assert after["items"] == [{"sku": "a", "quantity": 1}, {"sku": "b", "quantity": 5}]
+    assert missed is None  # the guard no longer holds: nothing changed
+    assert carts.find_one({"_id": "c1"})["items"][1]["quantity"] == 5
+
+
+def _stages(plan: dict) -> list[str]:
+    stages = []
+    while plan:
+        stages.append(plan.get("stage"))
+        plan = plan.get("inputStage")
+    return stages
+
+
+def test_an_anchored_regex_on_an_indexed_array_uses_the_index(mongo_db, server):
+    """Keyword search's prefix match (catalog.selectors.browse)."""
+    coll = mongo_db.conformance_keywords
+    coll.create_index("keywords")
+    coll.insert_many([{"keywords": [f"w{i}", "all"]} for i in range(500)])
+
+    explain = coll.find({"keywords": {"$regex": "^w49"}}).explain()
+    stages = _stages(explain["queryPlanner"]["winningPlan"])
+
+    assert coll.count_documents({"keywords": {"$regex": "^w49"}}) == 11
+    # The Python server scans the collection; MongoDB and the Rust server
+    # walk the index.
+    assert ("IXSCAN" in stages) == (server != "python"), stages
+
+
+def test_an_identical_2dsphere_index_is_refused_again_but_ensure_indexes_is_idempotent(
+    mongo_db, server
+):
+    coll = mongo_db.conformance_places
+    coll.create_index([("location", "2dsphere")])
+    try:
+        coll.create_index([("location", "2dsphere")])
+        refused = False
+    except OperationFailure:
+        refused = True
+
+    assert refused == (server != "mongodb")
+    assert mongo.ensure_indexes() == []  # the fixture created them all already
+
+
+def test_a_unique_key_freed_by_an_update_can_be_taken_again(mongo_db, server):
+    """One live cart per owner rests on this (shop.services.lines.new_cart)."""
+    coll = mongo_db.conformance_owners
+    coll.create_index("live_owner", unique=True, sparse=True)
+    coll.insert_one({"_id": 1, "live_owner": "alice"})
+    coll.update_one({"_id": 1}, {"$unset": {"live_owner": ""}})
+    try:
+        coll.insert_one({"_id": 2, "live_owner": "alice"})
+        taken = True
+    except DuplicateKeyError:
+        taken = False
+
+    assert taken == (server in FREES_UNIQUE_KEYS_ON_UPDATE), server
