@@ -216,25 +216,29 @@ def ensure_indexes(
     """Create every index the documents declare that the database lacks.
 
     Idempotent by comparing key patterns rather than asking the server to
-    re-create: some servers (the embedded one for 2dsphere) reject a repeated
-    ``createIndexes`` that MongoDB itself would accept as a no-op. Returns the
-    names of the indexes created.
+    re-create: both SecantusDB servers reject a repeated 2dsphere
+    ``createIndexes`` that MongoDB itself would accept as a no-op
+    (config/compat.py). An index whose uniqueness the documents changed is
+    dropped and created anew. Returns the names of the indexes created.
     """
     created = []
     for cls in documents if documents is not None else domain_documents():
         collection = cls._get_collection()
         existing = {
-            tuple(tuple(k) for k in info["key"])
-            for info in collection.index_information().values()
+            tuple(tuple(k) for k in info["key"]): (name, bool(info.get("unique")))
+            for name, info in collection.index_information().items()
         }
         for spec in cls._meta.get("index_specs") or []:
             spec = dict(spec)
-            keys = [tuple(k) for k in spec.pop("fields")]
-            if tuple(keys) in existing:
-                continue
+            keys = tuple(tuple(k) for k in spec.pop("fields"))
+            if keys in existing:
+                name, unique = existing[keys]
+                if unique == bool(spec.get("unique")) or name == "_id_":
+                    continue
+                collection.drop_index(name)
             spec.pop("cls", None)
-            name = collection.create_index(keys, background=False, **spec)
-            existing.add(tuple(keys))
+            name = collection.create_index(list(keys), background=False, **spec)
+            existing[keys] = (name, bool(spec.get("unique")))
             created.append(f"{collection.name}.{name}")
     return created
 

@@ -85,7 +85,8 @@ class Cart(Document):
     ``owner`` is ``user:<id>`` for a logged-in shopper, ``anon:<token>`` for a
     token kept in the shopper's signed session. ``live_owner`` repeats it
     while the cart can change or be paid (active, pending, expiring) and is
-    removed when it ends: its unique index allows one live cart per owner.
+    removed when it ends: the lookup of the owner's live cart. That there is
+    at most one is the owner's claim (``CartOwner``, shop.services.owners).
     """
 
     cart_id = me.StringField(primary_key=True)
@@ -104,7 +105,8 @@ class Cart(Document):
     meta = {
         "collection": "carts",
         "indexes": [
-            {"fields": ["live_owner"], "unique": True, "sparse": True},
+            # Not unique: one live cart per owner is CartOwner's _id.
+            {"fields": ["live_owner"], "sparse": True},
             # The expiry job: active carts past their deadline, expiring ones.
             {"fields": ["state", "expires_at"]},
             {"fields": ["owner", "-modified_at"]},
@@ -114,6 +116,20 @@ class Cart(Document):
             {"fields": ["tickets.session_id", "state"]},
         ],
     }
+
+
+class CartOwner(Document):
+    """An owner's claim on their one live cart: ``_id`` is the owner.
+
+    Inserted before a cart becomes live, deleted when it ends (see
+    shop.services.owners for why this is a document of its own).
+    """
+
+    owner = me.StringField(primary_key=True)
+    cart_id = me.StringField(required=True)
+    at = me.DateTimeField(required=True)
+
+    meta = {"collection": "cart_owners"}
 
 
 class ShippingAddress(me.EmbeddedDocument):

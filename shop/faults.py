@@ -34,6 +34,9 @@ POINTS = (
     "cancel.after_flip",
     "cancel.after_refund",
     "cancel.after_return",
+    "new_cart.after_insert",
+    "new_cart.after_claim",
+    "release.after_cart",
 )
 # The exit status of a process stopped at a point, so a test can tell it
 # from any other death.

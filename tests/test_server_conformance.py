@@ -14,7 +14,6 @@ from pymongo.errors import DuplicateKeyError, OperationFailure
 
 from config import compat, engine, mongo
 
-
 # Servers whose unique index forgets a key when an update removes or changes
 # it (the Rust server 0.5.3-beta.193 keeps it until the document is deleted).
 FREES_UNIQUE_KEYS_ON_UPDATE = ("mongodb", "python")

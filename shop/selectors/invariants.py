@@ -3,17 +3,19 @@
 Per resource (each kind's own conservation: for stock,
 ``free + held + sold == initial + restocks`` and ``free >= 0``), and per
 reservation entry: it belongs to an active or pending cart that lists it
-with the same amount. Meant for a quiet moment (tests, after the jobs):
+with the same amount. Per owner: at most one cart that holds (active,
+pending or expiring) is findable as theirs (``live_owner``). Meant for a
+quiet moment (tests, after the jobs):
 under traffic, a service between its two writes shows up for a moment.
 """
 
-from shop.cart_state import LISTING_STATES
+from shop.cart_state import HOLDING_STATES, LISTING_STATES
 from shop.documents import Cart
 from shop.kinds import KINDS, Problem
 
 
 def invariant_problems() -> list[Problem]:
-    problems: list[Problem] = []
+    problems: list[Problem] = _owners_with_two_live_carts()
     for kind in KINDS:
         problems.extend(kind.resource_problems())
         holds = list(kind.holds(before=None))
@@ -57,6 +59,19 @@ def invariant_problems() -> list[Problem]:
                     )
                 )
     return problems
+
+
+def _owners_with_two_live_carts() -> list[Problem]:
+    """One live cart per owner (shop.services.owners)."""
+    doubles = Cart.coll().aggregate(
+        [
+            {"$match": {"live_owner": {"$exists": True}}},
+            {"$match": {"state": {"$in": list(HOLDING_STATES)}}},
+            {"$group": {"_id": "$live_owner", "n": {"$sum": 1}}},
+            {"$match": {"n": {"$gt": 1}}},
+        ]
+    )
+    return [Problem("cart", row["_id"], f"{row['n']} live carts") for row in doubles]
 
 
 def invariant_keys(problems: list[Problem]) -> list[str]:

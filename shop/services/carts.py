@@ -9,7 +9,6 @@ from datetime import datetime
 
 from bson.decimal128 import Decimal128
 from pymongo import ReturnDocument
-from pymongo.errors import DuplicateKeyError
 
 from catalog.errors import AlreadyReserved, InvalidQuantity, OutOfStock
 from catalog.selectors.pricing import sellable
@@ -28,6 +27,7 @@ from shop.errors import (
 from shop.kinds import KINDS, PRODUCTS, TICKETS, lines_of
 from shop.kinds.products import give_back_units
 from shop.limits import MAX_EXTENSIONS, MAX_LINE_QUANTITY
+from shop.services import owners
 from shop.services.common import carts, load_cart, utcnow
 from shop.services.expiry import carts_expire_holding
 from shop.services.lines import (
@@ -361,30 +361,44 @@ def cart_merge(
                 now=now,
             )
     emptied = {f"{kind.field}.0": {"$exists": False} for kind in KINDS}
-    carts().update_one(
-        {"_id": source.cart_id, "state": ACTIVE, **emptied},
-        {
-            "$set": {"state": CANCELED, "ended_at": now, "modified_at": now},
-            "$unset": {"live_owner": ""},
-        },
-    )
+    if (
+        carts()
+        .update_one(
+            {"_id": source.cart_id, "state": ACTIVE, **emptied},
+            {
+                "$set": {"state": CANCELED, "ended_at": now, "modified_at": now},
+                "$unset": {"live_owner": ""},
+            },
+        )
+        .modified_count
+    ):
+        owners.release(owner=from_owner, cart_id=source.cart_id)
     return reload(target.cart_id)
 
 
 def _hand_over(cart_id: str, from_owner: str, to_owner: str, now: datetime) -> bool:
     """The anonymous cart becomes the account's (its holds untouched); False
-    when the account has a live cart (the unique live_owner index says so)."""
-    try:
-        return bool(
-            carts()
-            .update_one(
-                {"_id": cart_id, "state": ACTIVE, "live_owner": from_owner},
-                {"$set": {"owner": to_owner, "live_owner": to_owner, **touch(now)}},
-            )
-            .modified_count
-        )
-    except DuplicateKeyError:
+    when the account has a live cart (its claim says so) or the anonymous
+    cart changed meanwhile.
+
+    The account's claim first, then the cart changes owner, then the
+    anonymous claim goes (shop.services.owners).
+    """
+    if not owners.claim(owner=to_owner, cart_id=cart_id, now=now):
         return False
+    moved = (
+        carts()
+        .update_one(
+            {"_id": cart_id, "state": ACTIVE, "live_owner": from_owner},
+            {"$set": {"owner": to_owner, "live_owner": to_owner, **touch(now)}},
+        )
+        .modified_count
+    )
+    if not moved:
+        owners.release(owner=to_owner, cart_id=cart_id)
+        return False
+    owners.release(owner=from_owner, cart_id=cart_id)
+    return True
 
 
 def _merge_line(*, source_id: str, target_id: str, to_owner: str, line, now) -> None:

@@ -42,6 +42,7 @@ from shop.errors import (
 from shop.kinds import KINDS, lines_of
 from shop.kinds.base import money
 from shop.payments import Card, Charge, PaymentDeclined, PaymentError, provider
+from shop.services import owners
 from shop.services.common import carts, has_lines, hold_time, load_cart, orders, utcnow
 from shop.services.expiry import cart_expire
 
@@ -309,6 +310,8 @@ def _fulfil(
             "$unset": {"live_owner": ""},
         },
     )
+    faults.point("release.after_cart")
+    owners.release(owner=cart.owner, cart_id=cart_id)
     if paid is not None:
         return Order._from_son(paid)
     return Order.objects(pk=order.pk).first()

@@ -11,6 +11,7 @@ from shop import faults
 from shop.cart_state import EXPIRED, EXPIRING, run_out_filter, stale_filter
 from shop.documents import ORDER_CANCELED, PENDING_PAYMENT
 from shop.kinds import KINDS
+from shop.services import owners
 from shop.services.common import carts, listing, load_cart, orders, utcnow
 
 
@@ -51,6 +52,8 @@ def cart_expire(*, cart_id: str, now: datetime | None = None) -> bool:
         {"_id": cart_id, "state": EXPIRING},
         {"$set": {"state": EXPIRED, "ended_at": now}, "$unset": {"live_owner": ""}},
     )
+    faults.point("release.after_cart")
+    owners.release(owner=raw["owner"], cart_id=cart_id)
     return True
 
 

@@ -19,13 +19,19 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TypeVar
 
-from pymongo.errors import DuplicateKeyError
-
 from config.errors import DomainError
 from shop import faults
-from shop.cart_state import ACTIVE, PENDING, is_live, live_filter, missing, refusal
+from shop.cart_state import (
+    ACTIVE,
+    PENDING,
+    is_live,
+    live_filter,
+    missing,
+    refusal,
+)
 from shop.documents import Cart
 from shop.errors import CartChanged, CartNotFound, CartPending
+from shop.services import owners
 from shop.services.common import carts, hold_time, load_cart
 from shop.services.expiry import cart_expire
 
@@ -93,14 +99,18 @@ def new_cart(
     owner: str, now: datetime, *, cart_id: str | None = None, lines: dict | None = None
 ) -> Cart | None:
     """A new live cart for the owner, born with ``lines`` (a kind's field and
-    its raw lines) if given; None when the owner has a live cart already
-    (the unique live_owner index allows one)."""
+    its raw lines) if given; None when the owner has a live cart already.
+
+    Inserted unclaimed, then claimed (shop.services.owners: the claim is
+    what allows one live cart per owner), then findable by ``live_owner``.
+    A cart that loses the claim never was: only this call knew its id, so
+    it is deleted, and the caller gives back whatever it took for it.
+    """
     if not isinstance(owner, str) or not owner:
         raise CartNotFound()
     cart = Cart(
         cart_id=cart_id or uuid.uuid4().hex,
         owner=owner,
-        live_owner=owner,
         state=ACTIVE,
         items=[],
         created_at=now,
@@ -108,10 +118,16 @@ def new_cart(
     )
     son = cart.to_mongo().to_dict()
     son.update(lines or {})
-    try:
-        carts().insert_one(son)
-    except DuplicateKeyError:
+    carts().insert_one(son)
+    faults.point("new_cart.after_insert")
+    if not owners.claim(owner=owner, cart_id=cart.cart_id, now=now):
+        carts().delete_one({"_id": cart.cart_id, "state": ACTIVE})
         return None
+    faults.point("new_cart.after_claim")
+    carts().update_one(
+        {"_id": cart.cart_id, "state": ACTIVE}, {"$set": {"live_owner": owner}}
+    )
+    cart.live_owner = owner
     return cart
 
 

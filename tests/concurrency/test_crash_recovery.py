@@ -110,6 +110,22 @@ SCENARIOS = {
     "checkout.after_charge": (setup_cart, _checkout, 3),
     "checkout.after_paid": (setup_cart, _checkout, 3),
     "checkout.after_commit": (setup_cart, _checkout, 3),
+    # The owner's claim (shop.services.owners): a first cart, then its end.
+    "new_cart.after_insert": (
+        lambda: None,
+        lambda _: cart_add_item(owner=ALICE, sku="SHOE", quantity=3, now=T0),
+        0,
+    ),
+    "new_cart.after_claim": (
+        lambda: None,
+        lambda _: cart_add_item(owner=ALICE, sku="SHOE", quantity=3, now=T0),
+        0,
+    ),
+    "release.after_cart": (
+        setup_cart,
+        lambda cart_id: cart_expire(cart_id=cart_id, now=MUCH_LATER),
+        0,
+    ),
 }
 
 
@@ -173,3 +189,35 @@ def test_a_fault_point_armed_in_process_raises_and_changes_nothing_else(mongo_db
 def test_an_unknown_fault_point_cannot_be_armed():
     with pytest.raises(ValueError):
         faults.arm("checkout.after_lunch")
+
+
+@pytest.mark.parametrize(
+    "point", ["new_cart.after_insert", "new_cart.after_claim", "release.after_cart"]
+)
+def test_after_a_crash_in_the_owners_claim_the_owner_gets_exactly_one_live_cart(
+    point, mongo_uri, mongo_db
+):
+    """Whatever a crash left of the claim protocol, the owner's next add
+    lands on one live cart, later adds on the same one, and no claim locks
+    the owner out."""
+    make_product(sku="SHOE", stock=10)
+    make_product(sku="HAT", stock=10)
+    setup, work, _ = SCENARIOS[point]
+    arg = setup()
+    code = run_until_crash(
+        crash_at, (point, work, arg), uri=mongo_uri, db_name=mongo_db.name
+    )
+    assert code == faults.EXIT_CODE
+    later = MUCH_LATER if point == "release.after_cart" else T0
+
+    first = cart_add_item(owner=ALICE, sku="HAT", quantity=1, now=later)
+    again = cart_add_item(owner=ALICE, sku="HAT", quantity=1, now=later)
+
+    assert again.cart_id == first.cart_id
+    assert [line.quantity for line in again.items if line.sku == "HAT"] == [2]
+    live = mongo_db.carts.count_documents(
+        {"live_owner": ALICE, "state": {"$in": ["active", "pending"]}}
+    )
+    assert live == 1
+    assert mongo_db.cart_owners.find_one({"_id": ALICE})["cart_id"] == first.cart_id
+    assert invariant_problems() == []

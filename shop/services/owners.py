@@ -1,0 +1,86 @@
+"""One live cart per owner: the owner's claim.
+
+A shopper (an owner) has at most one live cart (active, pending or
+expiring). The rule is a document per owner in ``cart_owners``, ``{_id:
+owner, cart_id}``: a cart becomes live only by inserting its owner's claim
+(``_id`` is unique on every server), and the owner is free again once the
+claim is deleted, when the cart ends. ``Cart.live_owner`` is kept as the
+lookup of the owner's live cart (one indexed read), set once the claim is
+won and unset when the cart ends.
+
+Why not a unique index on ``live_owner`` alone, as MongoDB would allow:
+SecantusDB's Rust server (0.5.3, the default embedded server) keeps a unique
+key after an update removes or changes it, until the document is deleted,
+so an owner whose cart had ended could never have another one
+(tests/test_server_conformance.py). Deleting a claim frees its key on every
+server.
+
+Write order, and what each crash leaves:
+* A new cart is inserted unclaimed (no ``live_owner``: no lookup finds it),
+  then claimed, then given its ``live_owner``. A crash after the insert
+  leaves an unclaimed cart nobody uses; it expires with its hold and gives
+  back anything it held. A crash after the claim leaves a claimed cart
+  without its lookup field: the next ``claim`` for the owner finds it live
+  and sets the field.
+* An ending cart leaves its holding state (and ``live_owner``) first, then
+  its claim is deleted. A crash in between leaves a claim on a cart that no
+  longer holds anything: the next ``claim`` for the owner deletes it.
+"""
+
+from datetime import datetime
+
+from pymongo.errors import DuplicateKeyError
+
+from shop.cart_state import HOLDING_STATES
+from shop.documents import CartOwner
+from shop.services.common import carts
+
+
+def claims():
+    return CartOwner.coll()
+
+
+def claim(*, owner: str, cart_id: str, now: datetime) -> bool:
+    """Make ``cart_id`` the owner's live cart; False when the owner has one.
+
+    A claim on a cart that has ended, or is not the owner's (both left by a
+    crash), is stale: it is deleted and the claim tried once more.
+    """
+    for _ in range(2):
+        try:
+            claims().insert_one({"_id": owner, "cart_id": cart_id, "at": now})
+            return True
+        except DuplicateKeyError:
+            pass
+        held = claims().find_one({"_id": owner})
+        if held is None:
+            continue  # released meanwhile
+        cart = carts().find_one(
+            {"_id": held["cart_id"]}, {"state": 1, "owner": 1, "live_owner": 1}
+        )
+        if live(cart, owner):
+            if cart.get("live_owner") != owner:
+                # Claimed, but its lookup field was never set (a crash).
+                carts().update_one(
+                    {"_id": held["cart_id"], "state": {"$in": list(HOLDING_STATES)}},
+                    {"$set": {"live_owner": owner}},
+                )
+            return False
+        claims().delete_one({"_id": owner, "cart_id": held["cart_id"]})
+    return False
+
+
+def live(cart: dict | None, owner: str) -> bool:
+    """Whether a claimed cart still makes its claim good: it exists, is the
+    owner's, and holds (active, pending or expiring). A hand-over to an
+    account cut short by a crash leaves the account a claim on a cart that
+    is still the anonymous owner's: stale, not a lock-out."""
+    return (
+        cart is not None and cart["state"] in HOLDING_STATES and cart["owner"] == owner
+    )
+
+
+def release(*, owner: str, cart_id: str) -> None:
+    """The cart ``cart_id`` has ended: free its owner. Idempotent; never
+    touches a newer claim of the same owner."""
+    claims().delete_one({"_id": owner, "cart_id": cart_id})
