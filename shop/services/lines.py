@@ -19,6 +19,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TypeVar
 
+from config import compat
 from config.errors import DomainError
 from shop import faults
 from shop.cart_state import (
@@ -135,15 +136,12 @@ def update_then_read(cart_id: str, guard: dict, update: dict) -> dict | None:
     """Apply ``update`` to the active cart if ``guard`` holds, and return the
     cart as it is after (None when the guard matched nothing).
 
-    The only place a cart write reads the cart back. A findAndModify would
-    do both in one round trip, but the embedded Python server (SecantusDB's
-    secantusd-py) refuses a positional "$" in findAndModify; once it accepts
-    one, this becomes ``find_one_and_update(..., return_document=AFTER)``.
+    The only cart write that reads the cart back after a positional update:
+    one findAndModify, except on the server that refuses a positional "$"
+    in it (config/compat.py says which, and what it does there).
     """
     query = {"_id": cart_id, "state": ACTIVE, **guard}
-    if not carts().update_one(query, update).modified_count:
-        return None
-    return carts().find_one({"_id": cart_id})
+    return compat.find_one_and_update_positional(carts(), query, update)
 
 
 def take_and_record(
