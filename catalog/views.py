@@ -22,7 +22,12 @@ from catalog.selectors.browse import SORTS, browse
 from catalog.selectors.products import item_page
 from catalog.selectors.stores import Location, location_lookup, store_get, stores_list
 from config.errors import DomainError
-from config.http import answers_refusals, not_found, render_page_or_partial
+from config.http import (
+    HtmxHttpRequest,
+    answers_refusals,
+    not_found,
+    render_page_or_partial,
+)
 
 
 def _refused(request, exc: DomainError, *args, **kwargs):
@@ -45,7 +50,7 @@ def _render(request, template, partial, context, status=200):
 
 
 @require_safe
-def browse_page(request, path: str = ""):
+def browse_page(request: HtmxHttpRequest, path: str = ""):
     form = BrowseForm(request.GET, path=path)
     if not form.path_ok:
         raise Http404(say.NO_SUCH_DEPARTMENT)
@@ -68,7 +73,7 @@ def _location(request) -> Location | None:
 
 @require_safe
 @answers_refusals(_refused)
-def item_detail(request, item_id: str):
+def item_detail(request: HtmxHttpRequest, item_id: str):
     form = ItemForm(request.GET)
     if not form.is_valid():
         raise Http404(say.NO_SUCH_VARIANT)
@@ -92,7 +97,7 @@ def item_detail(request, item_id: str):
 
 @require_POST
 @answers_refusals(_refused)
-def store_choose(request):
+def store_choose(request: HtmxHttpRequest):
     form = StoreChoiceForm(request.POST)
     if not form.is_valid():
         return _problem(request, say.NOT_A_STORE, status=400)
@@ -108,7 +113,7 @@ def store_choose(request):
 
 
 @require_POST
-def location_set(request):
+def location_set(request: HtmxHttpRequest):
     form = LocationForm(request.POST)
     if not form.is_valid():
         message = " ".join(e for errors in form.errors.values() for e in errors)
@@ -136,7 +141,7 @@ def location_set(request):
 
 
 @require_safe
-def store_list(request):
+def store_list(request: HtmxHttpRequest):
     return render(
         request,
         "catalog/stores.html",

@@ -171,6 +171,26 @@ def _narrowing(
     return field, {"$in": tokens}
 
 
+def _subtree(category: str) -> tuple[dict, dict]:
+    """(index range, exact regex) of a category and anything below it, never
+    a sibling that merely starts with the same letters ("Shoes/Womenswear").
+    The range ("/" sorts just before "0") is a superset the regex makes
+    exact."""
+    return (
+        {"$gte": category, "$lt": category + "0"},
+        {"$regex": "^" + re.escape(category) + "(/|$)"},
+    )
+
+
+def _price_range(query: BrowseQuery) -> dict:
+    price: dict = {}
+    if query.min_cents is not None:
+        price["$gte"] = query.min_cents
+    if query.max_cents is not None:
+        price["$lte"] = query.max_cents
+    return price
+
+
 def _filters(
     query: BrowseQuery,
     selected: dict[str, tuple[str, ...]],
@@ -205,20 +225,10 @@ def _filters(
         # is built from escaped text, as a string (never a compiled pattern).
         exact.append({"keywords": {"$regex": "^" + re.escape(last)}})
     if query.category and query.category != query.department:
-        # The category itself or anything below it, never a sibling that
-        # merely starts with the same letters ("Shoes/Womenswear"). The range
-        # ("/" sorts just before "0") is a superset the regex makes exact.
-        bounds.append(
-            ("category", {"$gte": query.category, "$lt": query.category + "0"})
-        )
-        exact.append(
-            {"category": {"$regex": "^" + re.escape(query.category) + "(/|$)"}}
-        )
-    price: dict = {}
-    if query.min_cents is not None:
-        price["$gte"] = query.min_cents
-    if query.max_cents is not None:
-        price["$lte"] = query.max_cents
+        bound, regex = _subtree(query.category)
+        bounds.append(("category", bound))
+        exact.append({"category": regex})
+    price = _price_range(query)
     if price:
         bounds.append(("price_cents", price))
         exact.append({"price_cents": price})

@@ -275,19 +275,7 @@ class DepartmentIndex:
         }
 
         def matching(excluded: str | None) -> tuple[np.ndarray, np.ndarray | None]:
-            """Items matching every selection but ``excluded``, and the
-            variants satisfying the variant selections but ``excluded``."""
-            mask = base.copy()
-            for name, items in on_item.items():
-                if name != excluded:
-                    mask &= items
-            variants = None
-            for name, chosen in on_variant.items():
-                if name != excluded:
-                    variants = chosen if variants is None else variants & chosen
-            if variants is not None:
-                mask &= self._items_of(variants)
-            return mask, variants
+            return self._matching(base, on_item, on_variant, excluded)
 
         page, variants = matching(None)
         result = {
@@ -314,6 +302,23 @@ class DepartmentIndex:
             result[f"facet:{name}"] = rows
         result["keyed"] = self._page(query, sort, page)
         return result
+
+    def _matching(
+        self, base: np.ndarray, on_item: dict, on_variant: dict, excluded: str | None
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Items matching every selection but ``excluded``, and the variants
+        satisfying the variant selections but ``excluded``."""
+        mask = base.copy()
+        for name, items in on_item.items():
+            if name != excluded:
+                mask &= items
+        variants = None
+        for name, chosen in on_variant.items():
+            if name != excluded:
+                variants = chosen if variants is None else variants & chosen
+        if variants is not None:
+            mask &= self._items_of(variants)
+        return mask, variants
 
     def _scope_mask(self, query) -> np.ndarray:
         mask = self.alive.copy()

@@ -69,6 +69,26 @@ class ItemPage:
         return [("/".join(parts[: i + 1]), parts[i]) for i in range(len(parts))]
 
 
+def _variant_options(
+    item_id: str, sku: str | None
+) -> tuple[list[VariantOption], str | None]:
+    """The item's variants by SKU, ``sku`` (else the first) selected.
+    Raises UnknownSku when ``sku`` is not one of them."""
+    docs = list(Variant.coll().find({"item_id": item_id}).sort("_id"))
+    if sku is not None and sku not in {d["_id"] for d in docs}:
+        raise UnknownSku()
+    chosen_sku = sku or (docs[0]["_id"] if docs else None)
+    variants = [
+        VariantOption(
+            sku=d["_id"],
+            attributes=d.get("attributes") or {},
+            selected=d["_id"] == chosen_sku,
+        )
+        for d in docs
+    ]
+    return variants, chosen_sku
+
+
 def item_page(
     *,
     item_id: str,
@@ -85,18 +105,7 @@ def item_page(
     if item is None:
         raise UnknownItem()
     store = store_get(store_id=store_id) if store_id else None
-    docs = list(Variant.coll().find({"item_id": item_id}).sort("_id"))
-    if sku is not None and sku not in {d["_id"] for d in docs}:
-        raise UnknownSku()
-    chosen_sku = sku or (docs[0]["_id"] if docs else None)
-    variants = [
-        VariantOption(
-            sku=d["_id"],
-            attributes=d.get("attributes") or {},
-            selected=d["_id"] == chosen_sku,
-        )
-        for d in docs
-    ]
+    variants, chosen_sku = _variant_options(item_id, sku)
     chosen = next((v for v in variants if v.selected), None)
     price = price_for(item_id=item_id, sku=chosen_sku, store_id=store_id)
     nearby = None

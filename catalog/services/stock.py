@@ -27,6 +27,7 @@ from catalog.errors import (
     OutOfStock,
     ReservationMissing,
 )
+from config.errors import DomainError
 
 # Attempts of a read-then-conditional-update loop before giving up; each
 # retry means another writer changed the same entry in between.
@@ -150,20 +151,26 @@ def stock_adjust(
             "$set": {"reservations.$.at": now, "modified_at": now},
         },
     )
-    if result.modified_count:
-        return
+    if not result.modified_count:
+        raise _adjust_refusal(sku, cart_id, delta, expect_quantity, expect_at)
+
+
+def _adjust_refusal(
+    sku: str, cart_id: str, delta: int, expect_quantity, expect_at
+) -> DomainError:
+    """Why ``stock_adjust``'s guarded update matched nothing, read again."""
     doc, entry = _entry(sku, cart_id)
     if doc is None:
-        raise NotStocked()
+        return NotStocked()
     if entry is None:
-        raise ReservationMissing()
+        return ReservationMissing()
     if (expect_quantity is not None and entry["quantity"] != expect_quantity) or (
         expect_at is not None and entry["at"] != expect_at
     ):
-        raise ReservationMissing("That hold changed meanwhile.")
+        return ReservationMissing("That hold changed meanwhile.")
     if delta < 0:
-        raise InvalidQuantity("A hold cannot shrink below one unit; release it.")
-    raise OutOfStock(available=doc["quantity"])
+        return InvalidQuantity("A hold cannot shrink below one unit; release it.")
+    return OutOfStock(available=doc["quantity"])
 
 
 def stock_release(
@@ -332,19 +339,22 @@ def stock_return(
 # --- Receiving stock (the ledger) ---------------------------------------------
 
 
+def _new_inventory(sku: str, now: datetime) -> dict:
+    """An empty inventory: nothing received, held or sold, no ledger applied."""
+    return {
+        "_id": sku,
+        "quantity": 0,
+        "reservations": [],
+        "received": 0,
+        "sold": 0,
+        "ledger_seq": 0,
+        "modified_at": now,
+    }
+
+
 def _ensure_inventory(sku: str, now: datetime) -> None:
     try:
-        _inventories().insert_one(
-            {
-                "_id": sku,
-                "quantity": 0,
-                "reservations": [],
-                "received": 0,
-                "sold": 0,
-                "ledger_seq": 0,
-                "modified_at": now,
-            }
-        )
+        _inventories().insert_one(_new_inventory(sku, now))
     except DuplicateKeyError:
         pass
 
@@ -433,21 +443,7 @@ def stock_open(
     if not wanted:
         return 0
     now = now or timezone.now()
-    _insert_new(
-        _inventories(),
-        [
-            {
-                "_id": sku,
-                "quantity": 0,
-                "reservations": [],
-                "received": 0,
-                "sold": 0,
-                "ledger_seq": 0,
-                "modified_at": now,
-            }
-            for sku in wanted
-        ],
-    )
+    _insert_new(_inventories(), [_new_inventory(sku, now) for sku in wanted])
     entries = [
         {"sku": sku, "seq": 1, "quantity": q, "note": note[:200], "at": now}
         for sku, q in wanted.items()

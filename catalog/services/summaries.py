@@ -55,6 +55,23 @@ def _variants_of(variants: list[Mapping]) -> tuple[list[dict], dict, list[str]]:
     return summary_vars, vattrs, variant_words
 
 
+def _keywords(item: Mapping, sattrs: dict, variant_words: list[str]) -> list[str]:
+    """The item's own keywords, then the words of its title, brand, category
+    and attributes, each once."""
+    words = facets.keywords_of(
+        " ".join(
+            [
+                item.get("title", ""),
+                item.get("brand") or "",
+                item.get("category", "").replace("/", " "),
+                *[str(v) for v in sattrs.values()],
+                *variant_words,
+            ]
+        )
+    )
+    return list(dict.fromkeys([*(item.get("keywords") or []), *words]))
+
+
 def summary_of(
     *, item: Mapping, variants: list[Mapping], prices: Mapping[str, Decimal]
 ) -> dict | None:
@@ -80,18 +97,7 @@ def summary_of(
 
     summary_vars, vattrs, variant_words = _variants_of(variants)
 
-    words = facets.keywords_of(
-        " ".join(
-            [
-                item.get("title", ""),
-                item.get("brand") or "",
-                item.get("category", "").replace("/", " "),
-                *[str(v) for v in sattrs.values()],
-                *variant_words,
-            ]
-        )
-    )
-    keywords = list(dict.fromkeys([*(item.get("keywords") or []), *words]))
+    keywords = _keywords(item, sattrs, variant_words)
 
     return {
         "_id": item_id,
