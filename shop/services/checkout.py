@@ -54,6 +54,7 @@ from shop.kinds.base import money
 from shop.payments import Card, Charge, PaymentDeclined, PaymentError, provider
 from shop.services.common import carts, has_lines, hold_time, load_cart, orders, utcnow
 from shop.services.expiry import cart_expire
+from staff.services.trail import order_moved, sale_counted
 
 log = logging.getLogger("marquee.shop.checkout")
 
@@ -231,6 +232,7 @@ def _order_for(cart, *, email: str, shipping: dict, now: datetime) -> Order:
                 **details,
             }
             orders().insert_one(son)
+            order_moved(son, before=None, after=PENDING_PAYMENT, at=now)
             return Order._from_son(son)
         except DuplicateKeyError:
             # The cart has an order after all: a concurrent submit created it
@@ -300,6 +302,10 @@ def _fulfil(
         if paid is None and attempt is not None:
             # Paid meanwhile (a recovery found the charge): keep the record.
             orders().update_one({"_id": order.pk}, {"$push": {"attempts": attempt}})
+    if paid is not None:
+        order_moved(paid, before=PENDING_PAYMENT, after=PAID, at=now)
+    else:  # finishing a paid order: counted, even if a crash came in between
+        sale_counted(order.pk)
     faults.point("checkout.after_paid")
     if cart is None:
         cart = load_cart(carts().find_one({"_id": cart_id}))

@@ -11,6 +11,7 @@ from shop import faults
 from shop.documents import ACTIVE, EXPIRED, EXPIRING, ORDER_CANCELED, PENDING_PAYMENT
 from shop.kinds import KINDS
 from shop.services.common import carts, listing, load_cart, orders, utcnow
+from staff.services.trail import cart_moved, order_of_cart_moved
 
 
 def cart_expire(*, cart_id: str, now: datetime | None = None) -> bool:
@@ -42,14 +43,20 @@ def cart_expire(*, cart_id: str, now: datetime | None = None) -> bool:
         for key in dict.fromkeys(listed + kind.held_keys(cart_id=cart_id)):
             kind.release(cart_id=cart_id, key=key)
             faults.point("expire.after_release")
-    orders().update_one(
+    canceled = orders().update_one(
         {"cart_id": cart_id, "state": PENDING_PAYMENT},
         {"$set": {"state": ORDER_CANCELED, "canceled_at": now}},
     )
-    carts().update_one(
+    if canceled.modified_count:
+        order_of_cart_moved(
+            cart_id, before=PENDING_PAYMENT, after=ORDER_CANCELED, at=now
+        )
+    ended = carts().update_one(
         {"_id": cart_id, "state": EXPIRING},
         {"$set": {"state": EXPIRED, "ended_at": now}, "$unset": {"live_owner": ""}},
     )
+    if ended.modified_count:
+        cart_moved(cart_id, before=ACTIVE, after=EXPIRED, at=now)
     return True
 
 

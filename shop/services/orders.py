@@ -38,6 +38,7 @@ from shop.kinds import kind_named
 from shop.payments import PaymentError, provider
 from shop.selectors.orders import cancel_deadline
 from shop.services.common import orders, utcnow
+from staff.services.trail import order_moved
 
 log = logging.getLogger("marquee.shop.orders")
 
@@ -116,6 +117,7 @@ def order_cancel(
             return order_cancel(
                 number=number, owner=owner, token=token, staff=staff, now=now
             )
+        order_moved(raw, before=PAID, after=REFUNDING, at=now)
         order = Order._from_son(raw)
     faults.point("cancel.after_flip")
     return _finish(order, now)
@@ -150,10 +152,13 @@ def _finish(order: Order, now: datetime) -> Order:
             {"_id": order.pk, "state": REFUNDING},
             {"$set": {f"lines.{i}.returned_at": now for i in indexes}},
         )
-    orders().update_one(
+    raw = orders().find_one_and_update(
         {"_id": order.pk, "state": REFUNDING},
         {"$set": {"state": REFUNDED, "refunded_at": now}},
+        return_document=ReturnDocument.AFTER,
     )
+    if raw is not None:
+        order_moved(raw, before=REFUNDING, after=REFUNDED, at=now)
     return Order.objects(pk=order.pk).first()
 
 

@@ -1,0 +1,29 @@
+from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+class StaffConfig(AppConfig):
+    name = "staff"
+    verbose_name = "Staff back office"
+
+    def ready(self):
+        # After every migrate (so on every `serve` and every test database) the
+        # three roles exist with exactly their permissions.
+        post_migrate.connect(_roles_after_migrate, sender=self)
+        # A scheduled job's state changes are recorded as done by the job.
+        from django_q.signals import pre_execute
+
+        pre_execute.connect(_job_actor, dispatch_uid="staff.job_actor")
+
+
+def _roles_after_migrate(sender, using="default", **kwargs):
+    from staff.roles import ensure_roles
+
+    ensure_roles(using=using)
+
+
+def _job_actor(sender, func=None, task=None, **kwargs):
+    from staff.services.audit import set_actor
+
+    name = (task or {}).get("group") or str((task or {}).get("func", "job"))
+    set_actor(f"job:{name.rsplit('.', 1)[-1]}")
