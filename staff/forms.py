@@ -1,3 +1,5 @@
+from datetime import datetime
+
 from django import forms
 
 from shop.documents import ORDER_STATES
@@ -34,6 +36,15 @@ class OrderFilterForm(forms.Form):
     after = forms.RegexField(
         required=False, regex=r"^[0-9T:+.\- ]+\|[0-9a-f]{24}$", widget=forms.HiddenInput
     )
+
+    def clean_after(self):
+        value = self.cleaned_data.get("after") or ""
+        if value:
+            try:
+                datetime.fromisoformat(value.partition("|")[0])
+            except ValueError:
+                raise forms.ValidationError("That page link is broken.") from None
+        return value
 
     def clean(self):
         data = super().clean()

@@ -177,37 +177,21 @@ def sales(now: datetime):
 def live(now: datetime) -> dict:
     carts = Cart._get_collection()
     live_filter = {"state": {"$in": [ACTIVE, PENDING]}, "expires_at": {"$gt": now}}
-    held = list(
-        carts.aggregate(
-            [
-                {"$match": live_filter},
-                {
-                    "$group": {
-                        "_id": None,
-                        "units": {"$sum": {"$sum": "$items.quantity"}},
-                        "seats": {
-                            "$sum": {
-                                "$sum": {
-                                    "$map": {
-                                        "input": {"$ifNull": ["$tickets", []]},
-                                        "as": "t",
-                                        "in": {"$size": {"$ifNull": ["$$t.seats", []]}},
-                                    }
-                                }
-                            }
-                        },
-                    }
-                },
-            ]
-        )
-    )
+    # Live carts are few (one per shopper at most); their lines are summed
+    # here rather than by an aggregation some servers draw differently.
+    units = seats = 0
+    for raw in carts.find(
+        live_filter, {"items.quantity": 1, "tickets.seats.key": 1, "_id": 0}
+    ):
+        units += sum(line.get("quantity", 0) for line in raw.get("items") or [])
+        seats += sum(len(line.get("seats") or []) for line in raw.get("tickets") or [])
     return {
         "active_carts": carts.count_documents(
             {"state": ACTIVE, "expires_at": {"$gt": now}}
         ),
         "checkouts": carts.count_documents({"state": PENDING}),
-        "units_held": held[0]["units"] if held else 0,
-        "seats_held": held[0]["seats"] if held else 0,
+        "units_held": units,
+        "seats_held": seats,
     }
 
 
@@ -303,7 +287,8 @@ def needs_attention(now: datetime, performances: list[Occupancy]) -> list[Attent
 
 
 def recent_audit(limit: int = 15) -> list[dict]:
-    return list(AuditEntry._get_collection().find({}).sort("at", -1).limit(limit))
+    newest = [("at", -1), ("_id", -1)]
+    return list(AuditEntry._get_collection().find({}).sort(newest).limit(limit))
 
 
 def dashboard(*, now: datetime | None = None) -> Dashboard:

@@ -130,5 +130,5 @@ def timeline(*, kind: str, object_id: str) -> list[dict]:
     return list(
         AuditEntry._get_collection()
         .find({"object_kind": kind, "object_id": object_id})
-        .sort("at", 1)
+        .sort([("at", 1), ("_id", 1)])  # entries of one moment in written order
     )
