@@ -10,11 +10,12 @@ from dataclasses import dataclass
 from django.utils.html import escape, format_html
 from django.utils.safestring import mark_safe
 
-WIDTH = 640
-HEIGHT = 220
-PAD_LEFT = 56
-PAD_BOTTOM = 28
-PAD_TOP = 12
+WIDTH = 480
+HEIGHT = 270
+PAD_LEFT = 78
+PAD_BOTTOM = 34
+PAD_TOP = 14
+FONT = 15  # px of the viewBox: readable once the chart is scaled to a column
 COLOURS = ("#7a1f3d", "#1f5f7a", "#b26a00")
 
 
@@ -36,6 +37,8 @@ class Chart:
     def fmt(self, value: float) -> str:
         if self.unit == "£":
             return f"£{value:,.2f}"
+        if value != int(value):
+            return f"{value:,.1f}"
         return f"{value:,.0f}"
 
     @property
@@ -45,6 +48,13 @@ class Chart:
             (label, [self.fmt(s.values[i]) for s in self.series])
             for i, label in enumerate(self.labels)
         ]
+
+    @property
+    def legend(self):
+        """(name, colour) per series, for charts of more than one."""
+        if len(self.series) < 2:
+            return []
+        return [(s.name, COLOURS[i % len(COLOURS)]) for i, s in enumerate(self.series)]
 
     @property
     def svg(self) -> str:
@@ -61,6 +71,8 @@ def _nice_max(value: float) -> float:
 def _draw(chart: Chart) -> str:
     n = max(len(chart.labels), 1)
     top = _nice_max(max((max(s.values, default=0) for s in chart.series), default=0))
+    if chart.unit != "£":  # counts: whole numbers on every grid line
+        top = max(4, -(-int(top) // 4) * 4)
     plot_w = WIDTH - PAD_LEFT - 8
     plot_h = HEIGHT - PAD_TOP - PAD_BOTTOM
     slot = plot_w / n
@@ -86,10 +98,10 @@ def _draw(chart: Chart) -> str:
         parts.append(
             f'<line x1="{PAD_LEFT}" x2="{WIDTH - 8}" y1="{y:.1f}" y2="{y:.1f}" '
             f'stroke="#e4e0ea"/><text x="{PAD_LEFT - 6}" y="{y + 4:.1f}" '
-            f'text-anchor="end" font-size="11" fill="#6b6675">'
+            f'text-anchor="end" font-size="{FONT}" fill="#57525f">'
             f"{escape(chart.fmt(value))}</text>"
         )
-    every = max(1, n // 12)  # at most about 12 labels under the axis
+    every = max(1, -(-n // 8))  # at most 8 labels under the axis
     for i, label in enumerate(chart.labels):
         x0 = PAD_LEFT + slot * i + slot * 0.1
         for j, series in enumerate(chart.series):
@@ -105,7 +117,7 @@ def _draw(chart: Chart) -> str:
         if i % every == 0:
             parts.append(
                 f'<text x="{PAD_LEFT + slot * (i + 0.5):.1f}" y="{HEIGHT - 10}" '
-                f'text-anchor="middle" font-size="11" fill="#6b6675">'
+                f'text-anchor="middle" font-size="{FONT}" fill="#57525f">'
                 f"{escape(label)}</text>"
             )
     parts.append("</svg>")
