@@ -80,7 +80,8 @@ def _draw(chart: Chart) -> str:
     parts = [
         format_html(
             '<svg class="chart" viewBox="0 0 {} {}" role="img" '
-            'aria-labelledby="{}-title {}-desc" preserveAspectRatio="none">'
+            'aria-labelledby="{}-title" aria-describedby="{}-desc" '
+            'preserveAspectRatio="none">'
             '<title id="{}-title">{}</title><desc id="{}-desc">{}</desc>',
             WIDTH,
             HEIGHT,

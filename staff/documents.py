@@ -76,17 +76,25 @@ class OrderSearchIndexes(Document):
     documents stay the shop's; never instantiated.
     """
 
+    id = me.ObjectIdField(primary_key=True)
     email = me.StringField()
     state = me.StringField()
     created_at = me.DateTimeField()
+    lines = me.ListField(me.DictField())
 
     meta = {
         "collection": "orders",
         "strict": False,
         "indexes": [
-            {"fields": ["email", "-created_at"]},
-            {"fields": ["-created_at"]},
-            {"fields": ["state", "-created_at"]},
+            # Each ends with the list's sort (newest first, _id breaking
+            # ties), so a page is read in index order, never sorted.
+            {"fields": ["email", "-created_at", "-id"]},
+            {"fields": ["-created_at", "-id"]},
+            {"fields": ["state", "-created_at", "-id"]},
+            # Tickets or goods (multikey on the lines' kinds), with or
+            # without a state.
+            {"fields": ["lines.kind", "-created_at", "-id"]},
+            {"fields": ["state", "lines.kind", "-created_at", "-id"]},
         ],
     }
 

@@ -80,14 +80,35 @@ def _add(tile: Tile, doc: dict) -> None:
     tile.refunds += doc.get("refunds", 0)
 
 
-_NO_LISTS = {"paid": 0, "refunded_orders": 0}
+# Only the figures: a day's bucket also lists its orders and products, which
+# the server would otherwise send (and read) for nothing.
+_FIGURES = dict.fromkeys(
+    (
+        "orders",
+        "revenue",
+        "ticket_revenue",
+        "goods_revenue",
+        "tickets",
+        "units",
+        "refunds",
+        "refunded",
+        "refunded_tickets",
+        "refunded_units",
+    ),
+    1,
+)
+TOP_PRODUCT_DAYS = 7
+
+
+def _day_ids(now: datetime, count: int) -> list[str]:
+    today = timezone.localdate(now)
+    return [f"d:{today - timedelta(days=k):%Y-%m-%d}" for k in range(count)]
 
 
 def _days(now: datetime, count: int) -> list[dict]:
     """The last ``count`` local days' buckets, oldest first (zeros if none)."""
-    today = timezone.localdate(now)
-    ids = [f"d:{today - timedelta(days=k):%Y-%m-%d}" for k in range(count)]
-    found = {d["_id"]: d for d in counters().find({"_id": {"$in": ids}}, _NO_LISTS)}
+    ids = _day_ids(now, count)
+    found = {d["_id"]: d for d in counters().find({"_id": {"$in": ids}}, _FIGURES)}
     return [found.get(i, {"_id": i}) for i in reversed(ids)]
 
 
@@ -96,10 +117,7 @@ def _hours_today(now: datetime) -> list[tuple[datetime, dict]]:
     midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
     hours = [midnight + timedelta(hours=h) for h in range(24)]
     ids = [hour_bucket(h)[0] for h in hours]
-    found = {
-        d["_id"]: d
-        for d in counters().find({"_id": {"$in": ids}}, {"products": 0, **_NO_LISTS})
-    }
+    found = {d["_id"]: d for d in counters().find({"_id": {"$in": ids}}, _FIGURES)}
     return [(h, found.get(i, {})) for h, i in zip(hours, ids, strict=True)]
 
 
@@ -160,7 +178,10 @@ def sales(now: datetime):
         ),
     ]
     products: dict[str, dict] = {}
-    for doc in days:
+    recent = counters().find(
+        {"_id": {"$in": _day_ids(now, TOP_PRODUCT_DAYS)}}, {"products": 1}
+    )
+    for doc in recent:
         for key, figures in (doc.get("products") or {}).items():
             entry = products.setdefault(
                 key, {"name": figures.get("name", key), "qty": 0, "revenue": 0}
