@@ -176,7 +176,12 @@ def jobs(request):
     return render(
         request,
         "staff/jobs.html",
-        _context(request, jobs=job_selectors.jobs(), section="jobs"),
+        _context(
+            request,
+            jobs=job_selectors.jobs(),
+            entries=job_selectors.job_audit(),
+            section="jobs",
+        ),
     )
 
 

@@ -251,6 +251,8 @@ def test_the_job_page_lists_schedules_and_runs_one_now(admin, mongo_db):
     )
     assert admin.post(reverse("staff:job_run", args=[9999])).status_code == 302
     assert OrmQ.objects.count() == queued + 1
+    page = admin.get(reverse("staff:jobs")).content.decode()
+    assert "staff ran job" in page and "by staff:admin@example.com" in page
 
 
 def test_createstaff_makes_an_account_in_a_role(db, capsys):
