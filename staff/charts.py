@@ -50,6 +50,27 @@ class Chart:
         ]
 
     @property
+    def table(self) -> str:
+        """The chart's figures as an HTML table (drawn here, not by a template
+        loop: 30 rows of several cells cost the dashboard ~30 ms in templates)."""
+        head = "Hour" if len(self.labels) == 24 else "Day"
+        cells = "".join(
+            f'<th scope="col" class="money">{escape(s.name)}</th>' for s in self.series
+        )
+        rows = "".join(
+            f'<tr><th scope="row">{escape(label)}</th>'
+            + "".join(f'<td class="money">{escape(v)}</td>' for v in values)
+            + "</tr>"
+            for label, values in self.rows
+        )
+        return mark_safe(
+            f'<table class="data"><caption class="visually-hidden">'
+            f"{escape(self.title)}</caption><thead><tr>"
+            f'<th scope="col">{head}</th>{cells}</tr></thead>'
+            f"<tbody>{rows}</tbody></table>"
+        )
+
+    @property
     def legend(self):
         """(name, colour) per series, for charts of more than one."""
         if len(self.series) < 2:
