@@ -195,24 +195,37 @@ def sales(now: datetime):
     return today, week, charts, top
 
 
-def live(now: datetime) -> dict:
-    carts = Cart._get_collection()
-    live_filter = {"state": {"$in": [ACTIVE, PENDING]}, "expires_at": {"$gt": now}}
-    # Live carts are few (one per shopper at most); their lines are summed
-    # here rather than by an aggregation some servers draw differently.
-    units = seats = 0
-    for raw in carts.find(
-        live_filter, {"items.quantity": 1, "tickets.seats.key": 1, "_id": 0}
-    ):
-        units += sum(line.get("quantity", 0) for line in raw.get("items") or [])
-        seats += sum(len(line.get("seats") or []) for line in raw.get("tickets") or [])
+def _live_carts() -> list[dict]:
+    """Carts that may still hold or pay (active, pending): few, one per
+    shopper at most; read once for the live figures and needs-attention."""
+    return list(
+        Cart._get_collection().find(
+            {"state": {"$in": [ACTIVE, PENDING]}},
+            {
+                "state": 1,
+                "expires_at": 1,
+                "checkout_at": 1,
+                "items.quantity": 1,
+                "tickets.seats.key": 1,
+            },
+        )
+    )
+
+
+def live(now: datetime, carts: list[dict]) -> dict:
+    # Summed here rather than by an aggregation: the carts are read anyway.
+    holding = [c for c in carts if c["expires_at"] > now]
     return {
-        "active_carts": carts.count_documents(
-            {"state": ACTIVE, "expires_at": {"$gt": now}}
+        "active_carts": sum(1 for c in holding if c["state"] == ACTIVE),
+        "checkouts": sum(1 for c in carts if c["state"] == PENDING),
+        "units_held": sum(
+            line.get("quantity", 0) for c in holding for line in c.get("items") or []
         ),
-        "checkouts": carts.count_documents({"state": PENDING}),
-        "units_held": units,
-        "seats_held": seats,
+        "seats_held": sum(
+            len(line.get("seats") or [])
+            for c in holding
+            for line in c.get("tickets") or []
+        ),
     }
 
 
@@ -251,13 +264,19 @@ def occupancy(now: datetime, limit: int = 50) -> list[Occupancy]:
     ]
 
 
-def needs_attention(now: datetime, performances: list[Occupancy]) -> list[Attention]:
+def needs_attention(
+    now: datetime, performances: list[Occupancy], live_carts: list[dict]
+) -> list[Attention]:
     items: list[Attention] = []
-    carts = Cart._get_collection()
     orders = Order._get_collection()
-    for raw in carts.find(
-        {"state": PENDING, "checkout_at": {"$lt": now - CHECKOUT_GRACE}}, {"_id": 1}
-    ).limit(20):
+    stuck = [
+        c
+        for c in live_carts
+        if c["state"] == PENDING
+        and c.get("checkout_at")
+        and c["checkout_at"] < now - CHECKOUT_GRACE
+    ]
+    for raw in stuck[:20]:
         items.append(
             Attention("checkout", f"Checkout stuck in pending: cart {raw['_id']}", "")
         )
@@ -292,8 +311,7 @@ def needs_attention(now: datetime, performances: list[Occupancy]) -> list[Attent
                     f"{perf.percent}% sold or held",
                 )
             )
-    live = carts.find({"state": {"$in": [ACTIVE, PENDING]}}, {"_id": 1})
-    live_ids = [raw["_id"] for raw in live]
+    live_ids = [raw["_id"] for raw in live_carts]
     for raw in orders.find(
         {"cart_id": {"$in": live_ids}, "state": PAID}, {"number": 1}
     ).limit(20):
@@ -316,11 +334,12 @@ def dashboard(*, now: datetime | None = None) -> Dashboard:
     now = now or timezone.now()
     today, week, charts, top = sales(now)
     performances = occupancy(now)
+    carts = _live_carts()
     return Dashboard(
         today=today,
         week=week,
-        live=live(now),
-        attention=needs_attention(now, performances),
+        live=live(now, carts),
+        attention=needs_attention(now, performances, carts),
         charts=charts,
         top_products=top,
         occupancy=performances[:NEXT_PERFORMANCES],

@@ -323,3 +323,35 @@ def test_a_scheduled_job_is_the_actor_of_what_it_changes(mongo_db, product):
     from staff.services.audit import current_actor
 
     assert current_actor() == ("shopper", "")
+
+
+def test_needs_attention_lists_stuck_checkouts_refunds_and_unfinished_orders(
+    mongo_db, product
+):
+    from staff.selectors.dashboard import dashboard
+
+    now = timezone.now()
+    stuck_at = now - timedelta(minutes=30)
+    paid = pay("anon:paid", sku=product, now=now)
+    refunding = pay("anon:refund", sku=product, now=now)
+    cart_add_item(owner="anon:stuck", sku=product, quantity=1, now=now)
+    stuck = mongo_db.carts.find_one({"live_owner": "anon:stuck"})
+    # What a process that died half-way leaves behind.
+    mongo_db.carts.update_one(
+        {"_id": stuck["_id"]}, {"$set": {"state": "pending", "checkout_at": stuck_at}}
+    )
+    mongo_db.carts.update_one(
+        {"_id": paid.cart_id}, {"$set": {"state": "pending", "checkout_at": now}}
+    )
+    mongo_db.orders.update_one(
+        {"_id": refunding.pk},
+        {"$set": {"state": "refunding", "canceled_at": stuck_at}},
+    )
+
+    d = dashboard(now=now)
+
+    texts = [a.text for a in d.attention]
+    assert f"Checkout stuck in pending: cart {stuck['_id']}" in texts
+    assert f"Refund not finished: order {refunding.number}" in texts
+    assert f"Order {paid.number} is paid but its cart is not complete" in texts
+    assert d.live["checkouts"] == 2 and d.live["units_held"] == 2
