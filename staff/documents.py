@@ -42,7 +42,8 @@ class SalesCounter(Document):
     the dashboard reads 24 + 30 small documents, never the orders. Money is
     in pence (integers add exactly). ``paid`` and ``refunded`` list the order
     numbers already counted: the filter of each ``$inc`` requires the number
-    to be absent, so a repeated or raced call counts an order once.
+    to be absent, so a repeated or raced call counts an order once; days take
+    their hours' orders in that order (``applied``), so each once too.
     Hours are UTC hours; days are local days (settings.TIME_ZONE).
     """
 
@@ -61,13 +62,29 @@ class SalesCounter(Document):
     refunded_units = me.IntField(default=0)
     # Per product or show (day buckets): {key: {"name", "qty", "revenue"}}.
     products = me.DictField()
+    # Hour buckets: the orders counted, in the order they were counted.
     paid = me.ListField(me.StringField())
     refunded_orders = me.ListField(me.StringField())
+    # Day buckets: per list and hour ("paid" -> "14" -> n), how many of that
+    # hour's orders the day has taken (staff.services.counters).
+    applied = me.DictField()
 
     meta = {
         "collection": "sales_counters",
         "indexes": [{"fields": ["kind", "start"]}],
     }
+
+
+class SalesEntry(Document):
+    """What one order adds to its day bucket (``<list>|<hour>|<number>``),
+    written before the order enters its hour's list so that any process can
+    apply it to the day; deleted once applied."""
+
+    key = me.StringField(primary_key=True)
+    inc = me.ListField()
+    set = me.ListField()
+
+    meta = {"collection": "sales_entries"}
 
 
 class OrderSearchIndexes(Document):

@@ -33,6 +33,8 @@ def _blank() -> dict:
         "names": {},
         "paid": set(),
         "refunded_orders": set(),
+        # Day buckets: how many orders of each hour they hold, per list.
+        "applied": {"paid": defaultdict(int), "refunded_orders": defaultdict(int)},
         **dict.fromkeys(FIELDS, 0),
     }
 
@@ -57,12 +59,14 @@ def recount() -> dict[str, dict]:
             moves.append((order["canceled_at"], "refunded_orders", -1))
         for at, listed, sign in moves:
             inc, day_inc, names = sale_figures(order, sign)
-            day = day_bucket(at)[0]
+            hour, hour_start = hour_bucket(at)
+            day = day_bucket(hour_start)[0]
             for name, title in names.items():
                 buckets[day]["names"][name.split(".")[1]] = title
-            for bucket, figures in ((hour_bucket(at)[0], inc), (day, day_inc)):
+            buckets[hour][listed].add(order["number"])
+            buckets[day]["applied"][listed][hour[-2:]] += 1
+            for bucket, figures in ((hour, inc), (day, day_inc)):
                 entry = buckets[bucket]
-                entry[listed].add(order["number"])
                 for name, value in figures.items():
                     if name.startswith("products."):
                         _, key, what = name.split(".")
@@ -81,6 +85,10 @@ def _stored(doc: dict) -> dict:
         },
         "paid": set(doc.get("paid") or []),
         "refunded_orders": set(doc.get("refunded_orders") or []),
+        "applied": {
+            listed: dict((doc.get("applied") or {}).get(listed) or {})
+            for listed in ("paid", "refunded_orders")
+        },
     }
 
 
@@ -92,7 +100,8 @@ def counter_problems() -> list[Problem]:
     for bucket in sorted(set(expected) | set(stored)):
         want = expected.get(bucket) or {**_blank(), "products": {}}
         have = stored.get(bucket) or {**_blank(), "products": {}}
-        for name in (*FIELDS, "paid", "refunded_orders"):
+        want["applied"] = {k: dict(v) for k, v in want["applied"].items()}
+        for name in (*FIELDS, "paid", "refunded_orders", "applied"):
             if want[name] != have[name]:
                 problems.append(
                     Problem(
@@ -116,8 +125,11 @@ def _start(bucket: str) -> datetime:
 def counters_rebuild() -> int:
     """Replace every bucket by the recount (after a bulk load; a repair).
     Not for a live shop: payments meanwhile would be lost."""
+    from staff.services.counters import entries
+
     buckets = recount()
     counters().delete_many({})
+    entries().delete_many({})  # every day below holds all its hours' orders
     docs = []
     for bucket, entry in buckets.items():
         docs.append(
@@ -132,6 +144,7 @@ def counters_rebuild() -> int:
                 },
                 "paid": sorted(entry["paid"]),
                 "refunded_orders": sorted(entry["refunded_orders"]),
+                "applied": {k: dict(v) for k, v in entry["applied"].items()},
             }
         )
     if docs:

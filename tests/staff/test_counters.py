@@ -116,3 +116,51 @@ def test_rebuild_gives_back_what_the_services_kept(mongo_db, product, show):
         for name in ("orders", "revenue", "refunds", "tickets", "units"):
             assert rebuilt[key].get(name, 0) == doc.get(name, 0), (key, name)
     assert counter_problems() == []
+
+
+def test_a_day_takes_what_a_dead_process_left_in_its_hour(mongo_db, product):
+    """A process that counted an order in its hour and died before its day:
+    the next order counted in that hour (or the settle job) takes both, once."""
+    from staff.services import counters as service
+    from staff.tasks import settle_sales_counters
+
+    now = timezone.now()
+    first = pay("anon:ann", sku=product, now=now)
+    raw = mongo_db.orders.find_one({"_id": first.pk})
+    counters().delete_many({})
+    settle = service.settle_day
+    service.settle_day = lambda **kwargs: 0  # the process dies here
+    try:
+        assert count_sale(raw) is True
+    finally:
+        service.settle_day = settle
+    assert mongo_db.sales_entries.count_documents({}) == 1
+    assert any("applied" in str(p) for p in counter_problems())
+
+    second = pay("anon:bob", sku=product, now=now)
+
+    day = dashboard(now=now).today
+    assert day.orders == 2
+    assert day.revenue == int((first.total + second.total) * 100)
+    assert counter_problems() == []
+    assert mongo_db.sales_entries.count_documents({}) == 0  # tidied once applied
+    assert settle_sales_counters() == 0  # nothing left to take
+
+
+def test_the_settle_job_finishes_a_lone_dead_count(mongo_db, product):
+    from staff.services import counters as service
+    from staff.tasks import settle_sales_counters
+
+    order = pay("anon:ann", sku=product)
+    raw = mongo_db.orders.find_one({"_id": order.pk})
+    counters().delete_many({})
+    settle = service.settle_day
+    service.settle_day = lambda **kwargs: 0
+    try:
+        count_sale(raw)
+    finally:
+        service.settle_day = settle
+
+    assert settle_sales_counters() == 1
+    assert settle_sales_counters() == 0
+    assert counter_problems() == []
