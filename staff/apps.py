@@ -11,9 +11,12 @@ class StaffConfig(AppConfig):
         # three roles exist with exactly their permissions.
         post_migrate.connect(_roles_after_migrate, sender=self)
         # A scheduled job's state changes are recorded as done by the job.
-        from django_q.signals import pre_execute
+        from django_q.signals import post_execute_in_worker, pre_execute
 
         pre_execute.connect(_job_actor, dispatch_uid="staff.job_actor")
+        # Back to the default once the task is done: a task run in-process
+        # (sync mode, tests) must not leave its name on what follows.
+        post_execute_in_worker.connect(_job_done, dispatch_uid="staff.job_done")
 
 
 def _roles_after_migrate(sender, using="default", **kwargs):
@@ -27,3 +30,9 @@ def _job_actor(sender, func=None, task=None, **kwargs):
 
     name = (task or {}).get("group") or str((task or {}).get("func", "job"))
     set_actor(f"job:{name.rsplit('.', 1)[-1]}")
+
+
+def _job_done(sender, func=None, task=None, **kwargs):
+    from staff.services.audit import SHOPPER, set_actor
+
+    set_actor(SHOPPER)
