@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "catalog",
     "booking",
     "shop",
+    "staff",
 ]
 
 MIDDLEWARE = [
@@ -198,3 +199,7 @@ LOGGING = {
         "django_q": {"level": "WARNING"},
     },
 }
+
+# --- Staff ---------------------------------------------------------------
+# A SKU with fewer free units than this is listed on the staff dashboard.
+LOW_STOCK_THRESHOLD = int(os.environ.get("MARQUEE_LOW_STOCK", "5"))

@@ -11,6 +11,7 @@ urlpatterns = [
         name="login",
     ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("staff/", include("staff.urls")),
     path("", include("booking.urls")),
     path("", include("shop.urls")),
     path("", include("catalog.urls")),

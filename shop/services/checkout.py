@@ -27,7 +27,7 @@ from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
 from config.errors import DomainError
-from shop import faults
+from shop import events, faults
 from shop.cart_state import ACTIVE, COMPLETE, PENDING, is_stale, open_filter, refusal
 from shop.documents import PAID, PENDING_PAYMENT, Order, Sequence
 from shop.errors import (
@@ -219,6 +219,9 @@ def _order_for(cart, *, email: str, shipping: dict, now: datetime) -> Order:
                 **details,
             }
             orders().insert_one(son)
+            events.order_moved.send(
+                sender=None, order=son, before=None, after=PENDING_PAYMENT, at=now
+            )
             return Order._from_son(son)
         except DuplicateKeyError:
             # The cart has an order after all: a concurrent submit created it
@@ -293,6 +296,12 @@ def _fulfil(
     pending, spares a read: a pending cart's lines cannot change.
     """
     paid = None if charge is None else _mark_paid(order, charge, attempt, now)
+    if paid is not None:
+        events.order_moved.send(
+            sender=None, order=paid, before=PENDING_PAYMENT, after=PAID, at=now
+        )
+    else:  # finishing a paid order: counted, even if a crash came in between
+        events.order_paid_again.send(sender=None, order_id=order.pk)
     faults.point("checkout.after_paid")
     if cart is None:
         cart = load_cart(carts().find_one({"_id": cart_id}))

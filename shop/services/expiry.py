@@ -7,8 +7,8 @@ a shopper's next change, a reservation short of stock, or the reconciler.
 
 from datetime import datetime
 
-from shop import faults
-from shop.cart_state import EXPIRED, EXPIRING, run_out_filter, stale_filter
+from shop import events, faults
+from shop.cart_state import ACTIVE, EXPIRED, EXPIRING, run_out_filter, stale_filter
 from shop.documents import ORDER_CANCELED, PENDING_PAYMENT
 from shop.kinds import KINDS
 from shop.services import owners
@@ -44,14 +44,26 @@ def cart_expire(*, cart_id: str, now: datetime | None = None) -> bool:
         for key in dict.fromkeys(listed + kind.held_keys(cart_id=cart_id)):
             kind.release(cart_id=cart_id, key=key)
             faults.point("expire.after_release")
-    orders().update_one(
+    canceled = orders().update_one(
         {"cart_id": cart_id, "state": PENDING_PAYMENT},
         {"$set": {"state": ORDER_CANCELED, "canceled_at": now}},
     )
-    carts().update_one(
+    if canceled.modified_count:
+        events.cart_order_moved.send(
+            sender=None,
+            cart_id=cart_id,
+            before=PENDING_PAYMENT,
+            after=ORDER_CANCELED,
+            at=now,
+        )
+    ended = carts().update_one(
         {"_id": cart_id, "state": EXPIRING},
         {"$set": {"state": EXPIRED, "ended_at": now}, "$unset": {"live_owner": ""}},
     )
+    if ended.modified_count:
+        events.cart_moved.send(
+            sender=None, cart_id=cart_id, before=ACTIVE, after=EXPIRED, at=now
+        )
     faults.point("release.after_cart")
     owners.release(owner=raw["owner"], cart_id=cart_id)
     return True

@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 
 from pymongo import ReturnDocument
 
-from shop import faults
+from shop import events, faults
 from shop.documents import (
     ORDER_CANCELED,
     PAID,
@@ -105,6 +105,9 @@ def order_cancel(
             return order_cancel(
                 number=number, owner=owner, token=token, staff=staff, now=now
             )
+        events.order_moved.send(
+            sender=None, order=raw, before=PAID, after=REFUNDING, at=now
+        )
         order = Order._from_son(raw)
     faults.point("cancel.after_flip")
     return _finish(order, now)
@@ -155,10 +158,15 @@ def _finish(order: Order, now: datetime) -> Order:
             {"_id": order.pk, "state": REFUNDING},
             {"$set": {f"lines.{i}.returned_at": now for i in indexes}},
         )
-    orders().update_one(
+    raw = orders().find_one_and_update(
         {"_id": order.pk, "state": REFUNDING},
         {"$set": {"state": REFUNDED, "refunded_at": now}},
+        return_document=ReturnDocument.AFTER,
     )
+    if raw is not None:
+        events.order_moved.send(
+            sender=None, order=raw, before=REFUNDING, after=REFUNDED, at=now
+        )
     return Order.objects(pk=order.pk).first()
 
 

@@ -3,7 +3,7 @@ import importlib
 from config.management.base import MongoCommand
 
 # Order matters: the shop's demo data may refer to catalog and booking data.
-LOADERS = ("catalog.demo", "booking.demo")
+LOADERS = ("catalog.demo", "booking.demo", "staff.demo")
 
 
 class Command(MongoCommand):

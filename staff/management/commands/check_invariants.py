@@ -2,6 +2,7 @@ from django.core.management.base import CommandError
 
 from config.management.base import MongoCommand
 from shop.selectors.invariants import invariant_keys, invariant_problems
+from staff.selectors.counters import counter_problems
 
 
 class Command(MongoCommand):
@@ -9,12 +10,14 @@ class Command(MongoCommand):
         "Check every hold: per SKU free + held + sold == initial + restocks, "
         "free >= 0; per session taken seats == held + sold, seatsAvailable == "
         "real seats - taken, sold seats == the paid orders' tickets, no seat in "
-        "two carts or two paid orders; and each reservation belongs to an active "
+        "two carts or two paid orders; the sales counters equal a recount of "
+        "the orders; and each reservation belongs to an active "
         "or pending cart listing exactly it. Exits 1 naming the offenders."
     )
 
     def handle(self, *args, **options):
-        problems = invariant_problems()
+        # The staff dashboard's sales counters == a recount from the orders.
+        problems = invariant_problems() + counter_problems()
         for problem in problems:
             self.stdout.write(str(problem))
         if problems:

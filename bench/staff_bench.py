@@ -1,0 +1,270 @@
+"""The staff dashboard and order search at 100,000 orders: server time.
+
+Bulk-inserts ``--orders`` paid, refunded and unpaid orders spread over the
+last 30 days (tickets, goods, both), rebuilds the sales counters from them
+(``counters_rebuild``) and checks they equal a recount, then measures
+through Django's test client (the whole server-side time: access checks,
+selectors, templates), ``--runs`` requests each:
+
+* the dashboard (``/staff/``): tiles, live figures, needs-attention,
+  five charts, top products, next performances, recent activity;
+* the orders list, newest first, and its second page (keyset cursor);
+* search by order number, by email and by ticket code;
+* a filtered list (refunded orders of tickets, last 7 days).
+
+The data directory is kept under ``--data`` and reused by the next run of
+the same size. Prints p50/p95/max in milliseconds; the target is a p95 at
+or under 150 ms for every row.
+
+    .venv/bin/python bench/staff_bench.py                # 100,000 orders
+    .venv/bin/python bench/staff_bench.py --orders 10000 --runs 20
+"""
+
+import argparse
+import os
+import random
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+from urllib.parse import quote
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+DATA = ROOT / "var" / "bench"
+# The staff account lives in Django's database: the bench's own SQLite file.
+os.environ["DATABASE_URL"] = f"sqlite:///{DATA / 'staff-bench.sqlite3'}"
+DATA.mkdir(parents=True, exist_ok=True)
+
+import django  # noqa: E402
+
+django.setup()
+
+from bson import Decimal128  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from config import mongo  # noqa: E402
+from config.embedded import EmbeddedServer  # noqa: E402
+
+TARGET_P95_MS = 150
+ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def code_of(n: int) -> str:
+    """A ticket code unique per ``n``, in the shop's alphabet and shape."""
+    chars = []
+    for _ in range(12):
+        n, r = divmod(n, 32)
+        chars.append(ALPHABET[r])
+    raw = "".join(reversed(chars))
+    return f"{raw[:4]}-{raw[4:8]}-{raw[8:]}"
+
+
+def order_doc(i: int, now, rng: random.Random) -> dict:
+    at = now - timedelta(seconds=rng.randrange(30 * 86400))
+    lines = []
+    if rng.random() < 0.5:  # tickets
+        show = f"Show {rng.randrange(12)}"
+        for s in range(rng.randint(1, 4)):
+            price = Decimal128(f"{rng.choice([20, 35, 50])}.00")
+            lines.append(
+                {
+                    "kind": "ticket",
+                    "key": f"session-{rng.randrange(40)}",
+                    "name": f"{show}, Row A, seat {s + 1}",
+                    "quantity": 1,
+                    "unit_price": price,
+                    "line_total": price,
+                    "code": code_of(i * 4 + s),
+                    "ticket": {
+                        "show": show,
+                        "theater": "The Royal",
+                        "start": at,
+                        "row": 0,
+                        "col": s,
+                        "label": f"Row A, seat {s + 1}",
+                        "zone": "stalls",
+                        "zone_name": "Stalls",
+                    },
+                }
+            )
+    if not lines or rng.random() < 0.3:  # goods
+        qty = rng.randint(1, 3)
+        sku = f"SKU-{rng.randrange(500)}"
+        lines.append(
+            {
+                "kind": "product",
+                "key": sku,
+                "name": f"Product {sku}",
+                "quantity": qty,
+                "unit_price": Decimal128("25.00"),
+                "line_total": Decimal128(f"{25 * qty}.00"),
+            }
+        )
+    total = sum(line["line_total"].to_decimal() for line in lines)
+    roll = rng.random()
+    state = "paid" if roll < 0.9 else "refunded" if roll < 0.95 else "canceled"
+    doc = {
+        "number": f"MQ-{200001 + i}",
+        "cart_id": f"bench-cart-{i}",
+        "owner": f"anon:bench{i}",
+        "token": f"token-{i}",
+        "state": state,
+        "email": f"shopper{i % 20000}@example.com",
+        "shipping": {
+            "name": "A",
+            "line1": "1 St",
+            "line2": "",
+            "city": "Leeds",
+            "postcode": "LS1 1AA",
+            "country": "GB",
+        },
+        "lines": lines,
+        "subtotal": Decimal128(total),
+        "total": Decimal128(total),
+        "currency": "GBP",
+        "payment_attempts": 1,
+        "attempts": [],
+        "created_at": at,
+    }
+    codes = [line["code"] for line in lines if line.get("code")]
+    if codes:
+        doc["codes"] = codes
+    if state != "canceled":
+        doc["paid_at"] = at + timedelta(seconds=5)
+        doc["payment_reference"] = f"{doc['number']}-1"
+    if state == "refunded":
+        doc["canceled_at"] = doc["refunded_at"] = at + timedelta(hours=1)
+        doc["canceled_by"] = "staff"
+    else:
+        if state == "canceled":
+            doc["canceled_at"] = at + timedelta(minutes=30)
+    return doc
+
+
+def ensure_loaded(count: int) -> float | None:
+    from shop.documents import Order
+    from staff.selectors.counters import counters_rebuild
+
+    mongo.ensure_indexes()
+    orders = Order._get_collection()
+    if orders.estimated_document_count() == count:
+        from staff.services.counters import counters
+
+        if counters().find_one({"kind": "day", "paid.0": {"$exists": True}}):
+            counters_rebuild()  # kept from a version whose days listed orders
+        return None
+    started = time.monotonic()
+    orders.delete_many({})
+    rng = random.Random(7)
+    now = timezone.now()
+    batch = []
+    for i in range(count):
+        batch.append(order_doc(i, now, rng))
+        if len(batch) == 5000:
+            orders.insert_many(batch, ordered=False)
+            batch = []
+            print(f"  {i + 1} orders", file=sys.stderr, flush=True)
+    if batch:
+        orders.insert_many(batch, ordered=False)
+    buckets = counters_rebuild()
+    print(f"  {buckets} counter buckets", file=sys.stderr)
+    return time.monotonic() - started
+
+
+def staff_client() -> Client:
+    from staff.roles import ADMINISTRATOR, create_staff
+
+    call_command("migrate", verbosity=0)
+    user = create_staff(
+        email="bench@example.com", role=ADMINISTRATOR, password="bench-password-1"
+    )
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def measure(client: Client, runs: int) -> dict[str, list[float]]:
+    from shop.documents import Order
+
+    orders = Order._get_collection()
+    sample = orders.find_one({"codes": {"$exists": True}}, sort=[("number", -1)])
+    from staff.selectors.orders import order_search
+
+    cursor = quote(order_search().next_cursor)
+    pages = {
+        "dashboard": "/staff/",
+        "orders, newest": "/staff/orders/",
+        "orders, page 2": f"/staff/orders/?after={cursor}",
+        "search: number": f"/staff/orders/?q={sample['number']}",
+        "search: email": f"/staff/orders/?q={sample['email']}",
+        "search: ticket code": f"/staff/orders/?q={sample['codes'][0]}",
+        "filter: refunded tickets, 7 days": "/staff/orders/?state=refunded"
+        f"&kind=tickets&since={(timezone.localdate() - timedelta(days=7)).isoformat()}",
+    }
+    results = {}
+    for label, path in pages.items():
+        response = client.get(path)  # warm-up
+        assert response.status_code == 200, (label, response.status_code)
+        samples = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            response = client.get(path)
+            samples.append((time.perf_counter() - started) * 1000)
+            assert response.status_code == 200
+        results[label] = samples
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--orders", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--data", type=Path, default=DATA, help="kept between runs")
+    parser.add_argument(
+        "--check", action="store_true", help="also prove counters == a recount"
+    )
+    args = parser.parse_args()
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
+    server = EmbeddedServer(
+        args.data / f"staff-{args.orders}", args.data / f"staff-{args.orders}.log"
+    )
+    uri = server.start()
+    try:
+        mongo.connect(uri, db="bench")
+        loaded = ensure_loaded(args.orders)
+        if loaded is not None:
+            print(f"loaded {args.orders} orders and their counters in {loaded:.0f}s")
+        if args.check:
+            from staff.selectors.counters import counter_problems
+
+            problems = counter_problems()
+            print(f"counters == recount: {'yes' if not problems else problems[:3]}")
+        results = measure(staff_client(), args.runs)
+    finally:
+        server.stop()
+    print(f"\n{args.orders} orders, {args.runs} requests each (server time, ms)")
+    print(f"{'page':<34} {'p50':>7} {'p95':>7} {'max':>7}")
+    worst = 0.0
+    for label, samples in results.items():
+        p95 = percentile(samples, 0.95)
+        worst = max(worst, p95)
+        print(
+            f"{label:<34} {percentile(samples, 0.5):7.1f} {p95:7.1f}"
+            f" {max(samples):7.1f}"
+        )
+    verdict = "within" if worst <= TARGET_P95_MS else "OVER"
+    print(f"worst p95 {worst:.1f} ms: {verdict} the {TARGET_P95_MS} ms target")
+
+
+if __name__ == "__main__":
+    main()

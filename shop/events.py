@@ -1,0 +1,23 @@
+"""What the shop announces as its orders and carts change state.
+
+The shop sits below the back office: it must not know who listens. Each
+signal is sent right after the conditional update that made the change, and
+only when that update matched, so a change is announced once. Receivers run
+in the same process and the same request (Django's signals are
+synchronous); the back office connects its audit trail and sales counters
+in ``StaffConfig.ready``.
+"""
+
+from django.dispatch import Signal
+
+# order: the order document after the change; before (None when created),
+# after: states; at: when.
+order_moved = Signal()
+# cart_id, before, after, at: the order of this cart changed state (the
+# sender knows the cart, not the order).
+cart_order_moved = Signal()
+# order_id: a paid order met again by a checkout finished after a crash; a
+# receiver makes sure what the first run should have done is done.
+order_paid_again = Signal()
+# cart_id, before, after, at.
+cart_moved = Signal()

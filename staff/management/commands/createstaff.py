@@ -1,0 +1,34 @@
+import secrets
+
+from django.core.management.base import BaseCommand, CommandError
+
+from staff.roles import ROLE_SLUGS, ROLE_SUMMARIES, create_staff, role_named
+
+
+class Command(BaseCommand):
+    help = "Create a staff account (or move one to a role): " + "; ".join(
+        f"{slug}: {ROLE_SUMMARIES[name]}" for slug, name in ROLE_SLUGS.items()
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--email", required=True)
+        parser.add_argument("--role", required=True, help=", ".join(ROLE_SLUGS))
+        parser.add_argument(
+            "--password",
+            help="default: a random one, printed once (the account's username "
+            "is its email)",
+        )
+
+    def handle(self, *args, email, role, password, **options):
+        if "@" not in email:
+            raise CommandError(f"{email!r} is not an email address")
+        try:
+            name = role_named(role)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        generated = password is None
+        password = password or secrets.token_urlsafe(12)
+        user = create_staff(email=email, role=name, password=password)
+        self.stdout.write(f"staff account {user.username} ({name})")
+        if generated:
+            self.stdout.write(f"password: {password}")

@@ -1,0 +1,347 @@
+"""What the dashboard shows; reads only.
+
+Sales figures come from the ``sales_counters`` buckets (24 hour documents
+and at most 30 day documents), never from the orders. Live figures and the
+needs-attention list read only bounded sets through indexes: live carts,
+stuck checkouts and refunds, SKUs under the threshold, the next performances.
+"""
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from booking.documents import Session
+from catalog.documents import Inventory
+from shop.documents import ACTIVE, PAID, PENDING, REFUNDING, Cart, Order
+from shop.services.checkout import CHECKOUT_GRACE
+from shop.services.orders import CANCEL_GRACE
+from staff.charts import Chart, Series
+from staff.documents import AuditEntry
+from staff.services.counters import counters, hour_bucket
+
+SOLD_WELL = 0.9  # a performance this full is worth a look
+NEXT_PERFORMANCES = 8
+
+
+@dataclass
+class Tile:
+    orders: int = 0
+    revenue: int = 0  # pence, net of refunds
+    tickets: int = 0
+    units: int = 0
+    refunds: int = 0
+
+    @property
+    def average(self) -> int:
+        return self.revenue // self.orders if self.orders else 0
+
+
+@dataclass
+class Attention:
+    kind: str
+    text: str
+    url: str = ""
+
+
+@dataclass
+class Occupancy:
+    session_id: str
+    show: str
+    theater: str
+    start: datetime
+    seats: int
+    sold: int
+    held: int
+
+    @property
+    def percent(self) -> int:
+        return round(100 * (self.sold + self.held) / self.seats) if self.seats else 0
+
+
+@dataclass
+class Dashboard:
+    today: Tile
+    week: Tile
+    live: dict
+    attention: list[Attention]
+    charts: list[Chart]
+    top_products: list[dict]
+    occupancy: list[Occupancy]
+    recent: list[dict] = field(default_factory=list)
+
+
+def _add(tile: Tile, doc: dict) -> None:
+    tile.orders += doc.get("orders", 0)
+    tile.revenue += doc.get("revenue", 0) - doc.get("refunded", 0)
+    tile.tickets += doc.get("tickets", 0) - doc.get("refunded_tickets", 0)
+    tile.units += doc.get("units", 0) - doc.get("refunded_units", 0)
+    tile.refunds += doc.get("refunds", 0)
+
+
+# Only the figures: a day's bucket also lists its orders and products, which
+# the server would otherwise send (and read) for nothing.
+_FIGURES = dict.fromkeys(
+    (
+        "orders",
+        "revenue",
+        "ticket_revenue",
+        "goods_revenue",
+        "tickets",
+        "units",
+        "refunds",
+        "refunded",
+        "refunded_tickets",
+        "refunded_units",
+    ),
+    1,
+)
+TOP_PRODUCT_DAYS = 7
+
+
+def _day_ids(now: datetime, count: int) -> list[str]:
+    today = timezone.localdate(now)
+    return [f"d:{today - timedelta(days=k):%Y-%m-%d}" for k in range(count)]
+
+
+def _days(now: datetime, count: int) -> list[dict]:
+    """The last ``count`` local days' buckets, oldest first (zeros if none)."""
+    ids = _day_ids(now, count)
+    found = {d["_id"]: d for d in counters().find({"_id": {"$in": ids}}, _FIGURES)}
+    return [found.get(i, {"_id": i}) for i in reversed(ids)]
+
+
+def _hours_today(now: datetime) -> list[tuple[datetime, dict]]:
+    local = timezone.localtime(now)
+    midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
+    hours = [midnight + timedelta(hours=h) for h in range(24)]
+    ids = [hour_bucket(h)[0] for h in hours]
+    found = {d["_id"]: d for d in counters().find({"_id": {"$in": ids}}, _FIGURES)}
+    return [(h, found.get(i, {})) for h, i in zip(hours, ids, strict=True)]
+
+
+def sales(now: datetime):
+    days = _days(now, 30)
+    today, week = Tile(), Tile()
+    _add(today, days[-1])
+    for doc in days[-7:]:
+        _add(week, doc)
+    hours = _hours_today(now)
+
+    def net(doc):
+        return (doc.get("revenue", 0) - doc.get("refunded", 0)) / 100
+
+    charts = [
+        Chart(
+            id="rev-hour",
+            title="Revenue per hour, today",
+            description="Revenue net of refunds for each hour of today, in pounds.",
+            labels=[f"{h:%H}" for h, _ in hours],
+            series=[Series("Revenue", [net(d) for _, d in hours])],
+            unit="£",
+        ),
+        Chart(
+            id="orders-hour",
+            title="Orders per hour, today",
+            description="Orders paid in each hour of today.",
+            labels=[f"{h:%H}" for h, _ in hours],
+            series=[Series("Orders", [d.get("orders", 0) for _, d in hours])],
+        ),
+        Chart(
+            id="rev-day",
+            title="Revenue per day, last 30 days",
+            description="Revenue net of refunds for each of the last 30 days, "
+            "in pounds.",
+            labels=[d["_id"][7:] for d in days],
+            series=[Series("Revenue", [net(d) for d in days])],
+            unit="£",
+        ),
+        Chart(
+            id="orders-day",
+            title="Orders per day, last 30 days",
+            description="Orders paid on each of the last 30 days.",
+            labels=[d["_id"][7:] for d in days],
+            series=[Series("Orders", [d.get("orders", 0) for d in days])],
+        ),
+        Chart(
+            id="kinds-day",
+            title="Tickets and goods, last 30 days",
+            description="Revenue from tickets and from goods for each of the last "
+            "30 days, in pounds, before refunds.",
+            labels=[d["_id"][7:] for d in days],
+            series=[
+                Series("Tickets", [d.get("ticket_revenue", 0) / 100 for d in days]),
+                Series("Goods", [d.get("goods_revenue", 0) / 100 for d in days]),
+            ],
+            unit="£",
+        ),
+    ]
+    products: dict[str, dict] = {}
+    recent = counters().find(
+        {"_id": {"$in": _day_ids(now, TOP_PRODUCT_DAYS)}}, {"products": 1}
+    )
+    for doc in recent:
+        for key, figures in (doc.get("products") or {}).items():
+            entry = products.setdefault(
+                key, {"name": figures.get("name", key), "qty": 0, "revenue": 0}
+            )
+            entry["qty"] += figures.get("qty", 0)
+            entry["revenue"] += figures.get("revenue", 0)
+    top = sorted(
+        (p for p in products.values() if p["qty"] > 0),
+        key=lambda p: (-p["revenue"], p["name"]),
+    )[:10]
+    return today, week, charts, top
+
+
+def _live_carts() -> list[dict]:
+    """Carts that may still hold or pay (active, pending): few, one per
+    shopper at most; read once for the live figures and needs-attention."""
+    return list(
+        Cart._get_collection().find(
+            {"state": {"$in": [ACTIVE, PENDING]}},
+            {
+                "state": 1,
+                "expires_at": 1,
+                "checkout_at": 1,
+                "items.quantity": 1,
+                "tickets.seats.key": 1,
+            },
+        )
+    )
+
+
+def live(now: datetime, carts: list[dict]) -> dict:
+    # Summed here rather than by an aggregation: the carts are read anyway.
+    holding = [c for c in carts if c["expires_at"] > now]
+    return {
+        "active_carts": sum(1 for c in holding if c["state"] == ACTIVE),
+        "checkouts": sum(1 for c in carts if c["state"] == PENDING),
+        "units_held": sum(
+            line.get("quantity", 0) for c in holding for line in c.get("items") or []
+        ),
+        "seats_held": sum(
+            len(line.get("seats") or [])
+            for c in holding
+            for line in c.get("tickets") or []
+        ),
+    }
+
+
+def _real_seats(seats: list[list[int]]) -> int:
+    return sum(1 for row in seats for cell in row if cell != -1)
+
+
+def occupancy(now: datetime, limit: int = 50) -> list[Occupancy]:
+    found = (
+        Session._get_collection()
+        .find(
+            {"start": {"$gt": now}},
+            {
+                "name": 1,
+                "theater_name": 1,
+                "start": 1,
+                "seats": 1,
+                "sold": 1,
+                "reservations": 1,
+            },
+        )
+        .sort([("start", 1), ("_id", 1)])
+        .limit(limit)
+    )
+    return [
+        Occupancy(
+            session_id=str(doc["_id"]),
+            show=doc["name"],
+            theater=doc["theater_name"],
+            start=doc["start"],
+            seats=_real_seats(doc.get("seats") or []),
+            sold=len(doc.get("sold") or []),
+            held=len(doc.get("reservations") or []),
+        )
+        for doc in found
+    ]
+
+
+def needs_attention(
+    now: datetime, performances: list[Occupancy], live_carts: list[dict]
+) -> list[Attention]:
+    items: list[Attention] = []
+    orders = Order._get_collection()
+    stuck = [
+        c
+        for c in live_carts
+        if c["state"] == PENDING
+        and c.get("checkout_at")
+        and c["checkout_at"] < now - CHECKOUT_GRACE
+    ]
+    for raw in stuck[:20]:
+        items.append(
+            Attention("checkout", f"Checkout stuck in pending: cart {raw['_id']}", "")
+        )
+    for raw in orders.find(
+        {"state": REFUNDING, "canceled_at": {"$lt": now - CANCEL_GRACE}},
+        {"number": 1},
+    ).limit(20):
+        items.append(
+            Attention(
+                "refund", f"Refund not finished: order {raw['number']}", raw["number"]
+            )
+        )
+    threshold = settings.LOW_STOCK_THRESHOLD
+    for raw in (
+        Inventory._get_collection()
+        .find({"quantity": {"$lt": threshold}}, {"quantity": 1})
+        .sort("quantity", 1)
+        .limit(20)
+    ):
+        items.append(
+            Attention(
+                "stock",
+                f"SKU {raw['_id']}: {raw['quantity']} left (under {threshold})",
+            )
+        )
+    for perf in performances:
+        if perf.seats and (perf.sold + perf.held) >= SOLD_WELL * perf.seats:
+            items.append(
+                Attention(
+                    "performance",
+                    f"{perf.show}, {timezone.localtime(perf.start):%a %d %b %H:%M}: "
+                    f"{perf.percent}% sold or held",
+                )
+            )
+    live_ids = [raw["_id"] for raw in live_carts]
+    for raw in orders.find(
+        {"cart_id": {"$in": live_ids}, "state": PAID}, {"number": 1}
+    ).limit(20):
+        items.append(
+            Attention(
+                "unfinished",
+                f"Order {raw['number']} is paid but its cart is not complete",
+                raw["number"],
+            )
+        )
+    return items
+
+
+def recent_audit(limit: int = 15) -> list[dict]:
+    newest = [("at", -1), ("_id", -1)]
+    return list(AuditEntry._get_collection().find({}).sort(newest).limit(limit))
+
+
+def dashboard(*, now: datetime | None = None) -> Dashboard:
+    now = now or timezone.now()
+    today, week, charts, top = sales(now)
+    performances = occupancy(now)
+    carts = _live_carts()
+    return Dashboard(
+        today=today,
+        week=week,
+        live=live(now, carts),
+        attention=needs_attention(now, performances, carts),
+        charts=charts,
+        top_products=top,
+        occupancy=performances[:NEXT_PERFORMANCES],
+        recent=recent_audit(),
+    )

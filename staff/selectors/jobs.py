@@ -1,0 +1,32 @@
+"""The scheduled jobs (django-q2) with their last run and recent failures."""
+
+from django_q.models import Failure, Schedule, Success, Task
+
+from staff.documents import AuditEntry
+
+
+def jobs() -> list[dict]:
+    rows = []
+    for schedule in Schedule.objects.order_by("name"):
+        last = Task.objects.filter(group=schedule.name).order_by("-stopped").first()
+        if last is None and schedule.task:
+            last = Task.objects.filter(id=schedule.task).first()
+        rows.append(
+            {
+                "schedule": schedule,
+                "last": last,
+                "failures": Failure.objects.filter(group=schedule.name).count(),
+                "successes": Success.objects.filter(group=schedule.name).count(),
+            }
+        )
+    return rows
+
+
+def job_audit(limit: int = 20) -> list[dict]:
+    """Staff runs of jobs, newest first (the jobs' own page of the trail)."""
+    return list(
+        AuditEntry._get_collection()
+        .find({"object_kind": "job"})
+        .sort([("at", -1), ("_id", -1)])
+        .limit(limit)
+    )

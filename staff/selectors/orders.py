@@ -1,0 +1,197 @@
+"""Orders as staff see them: search, filters, keyset pages, one order's story."""
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from bson import ObjectId
+from django.utils import timezone
+
+from shop.documents import Order
+from staff.documents import AuditEntry
+
+PAGE_SIZE = 25
+# Ticket codes: 12 letters of the shop's alphabet; order numbers: MQ-123456.
+_NUMBER = re.compile(r"^MQ-\d+$", re.IGNORECASE)
+_CODE = re.compile(r"^[A-Z0-9]{12}$")
+
+
+def _ticket_code(q: str) -> str | None:
+    """A ticket code as the shop writes it (ABCD-EFGH-JKLM), typed with or
+    without dashes and spaces, any case; None if ``q`` is not one."""
+    raw = re.sub(r"[\s-]", "", q).upper()
+    if not _CODE.match(raw):
+        return None
+    return "-".join(raw[i : i + 4] for i in range(0, 12, 4))
+
+
+@dataclass
+class OrderPage:
+    orders: list[dict]
+    next_cursor: str | None
+    query: str
+
+
+def _filter(*, q: str, state: str, kind: str, since, until) -> dict:
+    query: dict = {}
+    q = (q or "").strip()
+    if q:
+        if "@" in q:
+            query["email"] = q.lower()
+        elif _NUMBER.match(q):
+            query["number"] = q.upper()
+        elif code := _ticket_code(q):
+            query["codes"] = code
+        else:
+            query["number"] = q  # finds nothing rather than scanning
+    if state:
+        query["state"] = state
+    if kind == "tickets":
+        query["lines.kind"] = "ticket"
+    elif kind == "goods":
+        query["lines.kind"] = "product"
+    if since or until:
+        query["created_at"] = {
+            **({"$gte": since} if since else {}),
+            **({"$lt": until} if until else {}),
+        }
+    return query
+
+
+# Time windows a page is looked for in, newest first, widening until one
+# holds a page. On the embedded server an index scan costs about the number
+# of entries in its bounds even under a limit, so a page of the newest
+# orders is read from the last hours' entries, not from all 100,000.
+WINDOWS = [
+    timedelta(hours=2),
+    timedelta(hours=12),
+    timedelta(days=3),
+    timedelta(days=15),
+    timedelta(days=60),
+    timedelta(days=365),
+    None,
+]
+_FIELDS = {
+    "number": 1,
+    "email": 1,
+    "state": 1,
+    "total": 1,
+    "created_at": 1,
+    "lines.kind": 1,
+}
+_NEWEST = [("created_at", -1), ("_id", -1)]
+
+
+def order_search(
+    *,
+    q: str = "",
+    state: str = "",
+    kind: str = "",
+    since: datetime | None = None,
+    until: datetime | None = None,
+    after: str | None = None,
+    size: int = PAGE_SIZE,
+    now: datetime | None = None,
+) -> OrderPage:
+    """Newest first, ``size`` a page; ``after`` is the previous page's cursor
+    (``<created_at iso>|<_id>``: keyset paging stays fast on page 4,000).
+
+    A search (``q``) is bounded by its own index (number, ticket code,
+    email); a list is read window by window (WINDOWS).
+    """
+    base = _filter(q=q, state=state, kind=kind, since=None, until=None)
+    upper = until
+    found: list[dict] = []
+    if after:
+        at, _, oid = after.partition("|")
+        cursor_at = datetime.fromisoformat(at)
+        # Orders of the cursor's very moment after it in the order: their
+        # own bounded query (an $or in one query would scan the whole index).
+        found = list(
+            _orders()
+            .find(
+                {**base, "created_at": cursor_at, "_id": {"$lt": ObjectId(oid)}},
+                _FIELDS,
+            )
+            .sort(_NEWEST)
+            .limit(size + 1)
+        )
+        upper = min(upper, cursor_at) if upper else cursor_at
+    if len(found) <= size:
+        found += _newest(
+            base,
+            since=since,
+            upper=upper,
+            wanted=size + 1 - len(found),
+            windowed=not q,
+            now=now,
+        )
+    next_cursor = None
+    if len(found) > size:
+        found = found[:size]
+        last = found[-1]
+        next_cursor = f"{last['created_at'].isoformat()}|{last['_id']}"
+    for raw in found:
+        kinds = {line["kind"] for line in raw.get("lines") or []}
+        raw["has_tickets"] = "ticket" in kinds
+        raw["has_goods"] = bool(kinds - {"ticket"})
+        raw["total"] = raw["total"].to_decimal()
+    return OrderPage(orders=found, next_cursor=next_cursor, query=q)
+
+
+def _orders():
+    return Order._get_collection()
+
+
+def _newest(base, *, since, upper, wanted, windowed, now) -> list[dict]:
+    """Up to ``wanted`` orders created in [since, upper), newest first."""
+    now = now or timezone.now()
+    found: list[dict] = []
+    top = upper
+    if top is None or top > now:
+        # Orders dated after now (none in a live shop): their own small read,
+        # so that the windows below can start at now.
+        future = {"$gte": now, **({"$lt": top} if top else {})}
+        found = _read(base, future, wanted)
+        top = now
+    for width in WINDOWS if windowed else [None]:
+        if len(found) >= wanted:
+            break
+        lower = top - width if width is not None else None
+        if since is not None and (lower is None or lower < since):
+            lower, width = since, None  # the last window: the asked range
+        bounds = {"$lt": top, **({"$gte": lower} if lower is not None else {})}
+        found += _read(base, bounds, wanted - len(found))
+        top = lower  # the next, wider window starts where this one ended
+        if width is None or top is None:
+            break
+    return found
+
+
+def _read(base: dict, bounds: dict, limit: int) -> list[dict]:
+    return list(
+        _orders()
+        .find({**base, "created_at": bounds}, _FIELDS)
+        .sort(_NEWEST)
+        .limit(limit)
+    )
+
+
+def order_detail(*, number: str) -> Order | None:
+    if not isinstance(number, str) or not number:
+        return None
+    raw = Order._get_collection().find_one({"number": number})
+    return Order._from_son(raw) if raw else None
+
+
+def order_kinds(order: Order) -> set[str]:
+    return {line.kind for line in order.lines}
+
+
+def timeline(*, kind: str, object_id: str) -> list[dict]:
+    """Every audit entry of one object, oldest first."""
+    return list(
+        AuditEntry._get_collection()
+        .find({"object_kind": kind, "object_id": object_id})
+        .sort([("at", 1), ("_id", 1)])  # entries of one moment in written order
+    )

@@ -1,0 +1,94 @@
+"""What staff do: each action checks nothing about permissions (the views
+do) but everything about the object, records who did it and why, and goes
+through the shop's own services so every invariant they keep still holds.
+"""
+
+from django.utils import timezone
+from django_q.models import Schedule
+from django_q.tasks import async_task
+
+from config.errors import DomainError
+from shop.documents import ACTIVE, Cart
+from shop.services.expiry import cart_expire
+from shop.services.orders import order_cancel
+from staff.services.audit import acting_as, audit_record
+
+
+class StaffActionRefused(DomainError):
+    """The action cannot be done; the message says why."""
+
+
+def actor_of(user) -> str:
+    return f"staff:{user.get_username()}"
+
+
+def _reason(reason: str) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise StaffActionRefused("Give a reason: it is kept in the audit trail.")
+    return reason[:500]
+
+
+def staff_refund_order(*, user, number: str, reason: str, now=None):
+    """Cancel and refund a paid order at any time (``order_cancel(staff=True)``).
+
+    Invariant: the same as order_cancel's (money back once, seats and units
+    back on sale once); the audit trail gets the staff action and, through
+    the shop, each state change, all with this user and reason.
+    """
+    reason = _reason(reason)
+    now = now or timezone.now()
+    with acting_as(actor_of(user), reason):
+        audit_record(
+            action="staff refund requested",
+            object_kind="order",
+            object_id=number,
+            at=now,
+        )
+        return order_cancel(number=number, staff=True, now=now)
+
+
+def staff_release_cart(*, user, cart_id: str, reason: str, now=None) -> bool:
+    """Expire an active cart now, through the normal expiry service, so its
+    units and seats go back on sale exactly as when its hold runs out.
+
+    The hold's end is first moved to now (a conditional update: only an
+    active cart; a cart at checkout is never released under its payer).
+    Returns False if the cart was not active.
+    """
+    reason = _reason(reason)
+    now = now or timezone.now()
+    moved = Cart._get_collection().update_one(
+        {"_id": cart_id, "state": ACTIVE}, {"$set": {"expires_at": now}}
+    )
+    if not moved.matched_count:
+        raise StaffActionRefused(
+            "This cart is no longer active (checked out, expired or at checkout)."
+        )
+    with acting_as(actor_of(user), reason):
+        audit_record(
+            action="staff released cart",
+            object_kind="cart",
+            object_id=cart_id,
+            before=ACTIVE,
+            at=now,
+        )
+        return cart_expire(cart_id=cart_id, now=now)
+
+
+def staff_run_job(*, user, schedule_id: int, reason: str = "") -> str:
+    """Queue a scheduled job's function now (the cluster runs it); return the
+    task id. Every job is safe to run twice at once, so no lock is needed."""
+    schedule = Schedule.objects.filter(pk=schedule_id).first()
+    if schedule is None:
+        raise StaffActionRefused("No such job.")
+    task_id = async_task(schedule.func, group=schedule.name)
+    audit_record(
+        action="staff ran job",
+        object_kind="job",
+        object_id=schedule.name,
+        actor=actor_of(user),
+        reason=(reason or "").strip()[:500],
+        details={"task": task_id},
+    )
+    return task_id

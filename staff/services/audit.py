@@ -1,0 +1,68 @@
+"""The audit trail: who did what, when, why, before -> after.
+
+Append-only: this module only ever inserts into ``audit``. The actor and
+reason of the code running now come from ``acting_as`` (a context variable),
+so shop services need not carry them: a request of a shopper records
+``shopper`` (the default), a staff action ``staff:<username>`` with its
+reason, a scheduled job ``job:<name>``.
+"""
+
+import contextvars
+from contextlib import contextmanager
+from datetime import datetime
+
+from django.utils import timezone
+
+from staff.documents import AuditEntry
+
+SHOPPER = "shopper"
+_actor: contextvars.ContextVar[tuple[str, str]] = contextvars.ContextVar(
+    "marquee_actor", default=(SHOPPER, "")
+)
+
+
+@contextmanager
+def acting_as(actor: str, reason: str = ""):
+    token = _actor.set((actor, reason))
+    try:
+        yield
+    finally:
+        _actor.reset(token)
+
+
+def set_actor(actor: str, reason: str = "") -> None:
+    """For a worker process between tasks (django-q's pre_execute)."""
+    _actor.set((actor, reason))
+
+
+def current_actor() -> tuple[str, str]:
+    return _actor.get()
+
+
+def audit_record(
+    *,
+    action: str,
+    object_kind: str,
+    object_id: str,
+    before: str | None = None,
+    after: str | None = None,
+    at: datetime | None = None,
+    reason: str | None = None,
+    actor: str | None = None,
+    details: dict | None = None,
+) -> None:
+    """Append one entry; actor and reason default to the current ones."""
+    current, current_reason = _actor.get()
+    AuditEntry._get_collection().insert_one(
+        {
+            "at": at or timezone.now(),
+            "actor": actor or current,
+            "action": action,
+            "object_kind": object_kind,
+            "object_id": object_id,
+            "reason": current_reason if reason is None else reason,
+            "before": before,
+            "after": after,
+            "details": details or {},
+        }
+    )

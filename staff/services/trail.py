@@ -1,0 +1,82 @@
+"""What the back office does at each state change the shop announces.
+
+The receivers of shop.events (connected in StaffConfig.ready). The shop
+sends ``order_moved`` right after the conditional update that moved an
+order, only when that update matched: the update is the guard, so each
+transition is recorded once. It writes the audit entry and, for ``paid`` and
+``refunding``, moves the sales counters (themselves idempotent per order,
+which covers a retry after a crash between the two writes).
+"""
+
+from datetime import datetime
+
+from shop.documents import Order
+from staff.services.audit import audit_record
+from staff.services.counters import count_refund, count_sale
+
+PAID = "paid"
+REFUNDING = "refunding"
+REFUNDED = "refunded"
+
+
+def order_moved(order: dict, *, before: str | None, after: str, at: datetime) -> None:
+    """Record an order's state change; count it if it was paid or refunded."""
+    if after == PAID:
+        count_sale(order)
+    elif after in (REFUNDING, REFUNDED):
+        count_refund(order)
+    audit_record(
+        action="order created" if before is None else f"order {after}",
+        object_kind="order",
+        object_id=order["number"],
+        before=before,
+        after=after,
+        at=at,
+        details={"total": str(order["total"])} if after == PAID else None,
+    )
+
+
+def order_of_cart_moved(cart_id: str, *, before: str, after: str, at: datetime) -> None:
+    raw = Order._get_collection().find_one({"cart_id": cart_id})
+    if raw is not None:
+        order_moved(raw, before=before, after=after, at=at)
+
+
+def sale_counted(order_pk) -> None:
+    """A paid order met again (a checkout finished by the reconciler): make
+    sure it is counted, in case the process stopped between the two writes."""
+    raw = Order._get_collection().find_one({"_id": order_pk})
+    if raw is not None and raw.get("paid_at"):
+        count_sale(raw)
+        if raw.get("canceled_at") and raw["state"] in (REFUNDING, REFUNDED):
+            count_refund(raw)
+
+
+def cart_moved(cart_id: str, *, before: str, after: str, at: datetime) -> None:
+    audit_record(
+        action=f"cart {after}",
+        object_kind="cart",
+        object_id=cart_id,
+        before=before,
+        after=after,
+        at=at,
+    )
+
+
+# --- receivers of shop.events ---------------------------------------------
+
+
+def on_order_moved(sender, *, order, before, after, at, **kwargs) -> None:
+    order_moved(order, before=before, after=after, at=at)
+
+
+def on_cart_order_moved(sender, *, cart_id, before, after, at, **kwargs) -> None:
+    order_of_cart_moved(cart_id, before=before, after=after, at=at)
+
+
+def on_order_paid_again(sender, *, order_id, **kwargs) -> None:
+    sale_counted(order_id)
+
+
+def on_cart_moved(sender, *, cart_id, before, after, at, **kwargs) -> None:
+    cart_moved(cart_id, before=before, after=after, at=at)

@@ -1,0 +1,14 @@
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def pounds(pence) -> str:
+    """Pence (the counters' unit) as £1,234.56."""
+    try:
+        value = int(pence)
+    except (TypeError, ValueError):
+        return ""
+    sign = "-" if value < 0 else ""
+    return f"{sign}£{abs(value) / 100:,.2f}"
