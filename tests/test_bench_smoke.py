@@ -51,6 +51,11 @@ def run_bench(tmp_path, *args: str) -> tuple[subprocess.CompletedProcess, list]:
     return done, scenario["results"]
 
 
+# At most this many commands between a flow whose checkout counted its sale
+# at the first try and one that lost the day bucket's compare-and-swap.
+COUNTER_RACE_SPREAD = 8
+
+
 def assert_sound(result: dict, scenario: str, output: str) -> None:
     """No oversell, no flow raised, and the contended runs really contended."""
     level = result["level"]
@@ -69,8 +74,15 @@ def assert_sound(result: dict, scenario: str, output: str) -> None:
         assert result["completed"] < result["users"]
     else:
         assert result["completed"] == result["users"], level
-        # The same flow on the same data: the same commands every time.
-        assert len(result["ops_per_flow"]) == 1, (level, result["ops_per_flow"])
+        # The same flow on the same data: the same commands every time, but
+        # for the sales counters' day bucket, whose compare-and-swap costs
+        # one more read and write each time a concurrent checkout of the
+        # same hour wins it (bench/README.md, the checkout row).
+        counts = sorted(int(n) for n in result["ops_per_flow"])
+        if level == "raw":
+            assert len(counts) == 1, (level, counts)
+        else:
+            assert counts[-1] - counts[0] <= COUNTER_RACE_SPREAD, (level, counts)
 
 
 def test_quick_cart_runs_at_every_level_with_their_ratios_and_searches(tmp_path):
