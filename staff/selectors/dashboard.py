@@ -19,6 +19,7 @@ from shop.services.checkout import CHECKOUT_GRACE
 from shop.services.orders import CANCEL_GRACE
 from staff.charts import Chart, Series
 from staff.documents import AuditEntry
+from staff.selectors.counters import FIELDS
 from staff.services.counters import counters, hour_bucket
 
 SOLD_WELL = 0.9  # a performance this full is worth a look
@@ -82,21 +83,7 @@ def _add(tile: Tile, doc: dict) -> None:
 
 # Only the figures: a day's bucket also lists its orders and products, which
 # the server would otherwise send (and read) for nothing.
-_FIGURES = dict.fromkeys(
-    (
-        "orders",
-        "revenue",
-        "ticket_revenue",
-        "goods_revenue",
-        "tickets",
-        "units",
-        "refunds",
-        "refunded",
-        "refunded_tickets",
-        "refunded_units",
-    ),
-    1,
-)
+_FIGURES = dict.fromkeys(FIELDS, 1)
 TOP_PRODUCT_DAYS = 7
 
 
