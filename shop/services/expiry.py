@@ -69,6 +69,23 @@ def cart_expire(*, cart_id: str, now: datetime | None = None) -> bool:
     return True
 
 
+def cart_release(*, cart_id: str, now: datetime | None = None) -> bool:
+    """End an active cart's hold now and expire it (staff's "release now"):
+    its units and seats go back exactly as when a hold runs out.
+
+    The hold's end moves to now only on an active cart (one conditional
+    update): a cart at checkout is never released under its payer. Returns
+    False if the cart was not active.
+    """
+    now = utcnow(now)
+    moved = carts().update_one(
+        {"_id": cart_id, "state": ACTIVE}, {"$set": {"expires_at": now}}
+    )
+    if not moved.matched_count:
+        return False
+    return cart_expire(cart_id=cart_id, now=now)
+
+
 def carts_expire(*, now: datetime | None = None, limit: int = 5000) -> int:
     """Expire every cart past its hold and resume every ``expiring`` one.
 

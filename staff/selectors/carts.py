@@ -7,7 +7,7 @@ from shop.documents import ACTIVE, PENDING, Cart
 
 def live_carts(*, now: datetime, limit: int = 100) -> list[dict]:
     found = (
-        Cart._get_collection()
+        Cart.coll()
         .find({"state": {"$in": [ACTIVE, PENDING]}, "expires_at": {"$gt": now}})
         .sort("expires_at", 1)
         .limit(limit)

@@ -42,7 +42,7 @@ def _blank() -> dict:
 def recount() -> dict[str, dict]:
     """What every bucket should hold, from the orders alone."""
     buckets: dict[str, dict] = defaultdict(_blank)
-    cursor = Order._get_collection().find(
+    cursor = Order.coll().find(
         {"paid_at": {"$ne": None}},
         {
             "number": 1,

@@ -186,7 +186,7 @@ def _live_carts() -> list[dict]:
     """Carts that may still hold or pay (active, pending): few, one per
     shopper at most; read once for the live figures and needs-attention."""
     return list(
-        Cart._get_collection().find(
+        Cart.coll().find(
             {"state": {"$in": [ACTIVE, PENDING]}},
             {
                 "state": 1,
@@ -222,7 +222,7 @@ def _real_seats(seats: list[list[int]]) -> int:
 
 def occupancy(now: datetime, limit: int = 50) -> list[Occupancy]:
     found = (
-        Session._get_collection()
+        Session.coll()
         .find(
             {"start": {"$gt": now}},
             {
@@ -255,7 +255,7 @@ def needs_attention(
     now: datetime, performances: list[Occupancy], live_carts: list[dict]
 ) -> list[Attention]:
     items: list[Attention] = []
-    orders = Order._get_collection()
+    orders = Order.coll()
     stuck = [
         c
         for c in live_carts
@@ -278,7 +278,7 @@ def needs_attention(
         )
     threshold = settings.LOW_STOCK_THRESHOLD
     for raw in (
-        Inventory._get_collection()
+        Inventory.coll()
         .find({"quantity": {"$lt": threshold}}, {"quantity": 1})
         .sort("quantity", 1)
         .limit(20)
@@ -314,7 +314,7 @@ def needs_attention(
 
 def recent_audit(limit: int = 15) -> list[dict]:
     newest = [("at", -1), ("_id", -1)]
-    return list(AuditEntry._get_collection().find({}).sort(newest).limit(limit))
+    return list(AuditEntry.coll().find({}).sort(newest).limit(limit))
 
 
 def dashboard(*, now: datetime | None = None) -> Dashboard:

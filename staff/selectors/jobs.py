@@ -25,7 +25,7 @@ def jobs() -> list[dict]:
 def job_audit(limit: int = 20) -> list[dict]:
     """Staff runs of jobs, newest first (the jobs' own page of the trail)."""
     return list(
-        AuditEntry._get_collection()
+        AuditEntry.coll()
         .find({"object_kind": "job"})
         .sort([("at", -1), ("_id", -1)])
         .limit(limit)

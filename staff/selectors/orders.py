@@ -140,7 +140,7 @@ def order_search(
 
 
 def _orders():
-    return Order._get_collection()
+    return Order.coll()
 
 
 def _newest(base, *, since, upper, wanted, windowed, now) -> list[dict]:
@@ -180,7 +180,7 @@ def _read(base: dict, bounds: dict, limit: int) -> list[dict]:
 def order_detail(*, number: str) -> Order | None:
     if not isinstance(number, str) or not number:
         return None
-    raw = Order._get_collection().find_one({"number": number})
+    raw = Order.coll().find_one({"number": number})
     return Order._from_son(raw) if raw else None
 
 
@@ -191,7 +191,7 @@ def order_kinds(order: Order) -> set[str]:
 def timeline(*, kind: str, object_id: str) -> list[dict]:
     """Every audit entry of one object, oldest first."""
     return list(
-        AuditEntry._get_collection()
+        AuditEntry.coll()
         .find({"object_kind": kind, "object_id": object_id})
         .sort([("at", 1), ("_id", 1)])  # entries of one moment in written order
     )

@@ -8,8 +8,8 @@ from django_q.models import Schedule
 from django_q.tasks import async_task
 
 from config.errors import DomainError
-from shop.documents import ACTIVE, Cart
-from shop.services.expiry import cart_expire
+from shop.documents import ACTIVE
+from shop.services.expiry import cart_release
 from shop.services.orders import order_cancel
 from staff.services.audit import acting_as, audit_record
 
@@ -49,22 +49,14 @@ def staff_refund_order(*, user, number: str, reason: str, now=None):
 
 
 def staff_release_cart(*, user, cart_id: str, reason: str, now=None) -> bool:
-    """Expire an active cart now, through the normal expiry service, so its
-    units and seats go back on sale exactly as when its hold runs out.
-
-    The hold's end is first moved to now (a conditional update: only an
-    active cart; a cart at checkout is never released under its payer).
-    Returns False if the cart was not active.
+    """Release an active cart now through the shop's ``cart_release``, so its
+    units and seats go back on sale exactly as when its hold runs out; the
+    audit trail gets the staff action and the cart's expiry, with this user
+    and reason. Refused if the cart is not active (a cart at checkout is
+    never released under its payer).
     """
     reason = _reason(reason)
     now = now or timezone.now()
-    moved = Cart._get_collection().update_one(
-        {"_id": cart_id, "state": ACTIVE}, {"$set": {"expires_at": now}}
-    )
-    if not moved.matched_count:
-        raise StaffActionRefused(
-            "This cart is no longer active (checked out, expired or at checkout)."
-        )
     with acting_as(actor_of(user), reason):
         audit_record(
             action="staff released cart",
@@ -73,7 +65,11 @@ def staff_release_cart(*, user, cart_id: str, reason: str, now=None) -> bool:
             before=ACTIVE,
             at=now,
         )
-        return cart_expire(cart_id=cart_id, now=now)
+        if not cart_release(cart_id=cart_id, now=now):
+            raise StaffActionRefused(
+                "This cart is no longer active (checked out, expired or at checkout)."
+            )
+    return True
 
 
 def staff_run_job(*, user, schedule_id: int, reason: str = "") -> str:

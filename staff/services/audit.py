@@ -53,7 +53,7 @@ def audit_record(
 ) -> None:
     """Append one entry; actor and reason default to the current ones."""
     current, current_reason = _actor.get()
-    AuditEntry._get_collection().insert_one(
+    AuditEntry.coll().insert_one(
         {
             "at": at or timezone.now(),
             "actor": actor or current,

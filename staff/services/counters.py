@@ -33,7 +33,7 @@ from staff.documents import SalesCounter, SalesEntry
 
 
 def counters():
-    return SalesCounter._get_collection()
+    return SalesCounter.coll()
 
 
 def pence(value) -> int:
@@ -167,7 +167,7 @@ def _count(order: dict, at: datetime, listed: str, sign: int) -> bool:
 
 
 def entries():
-    return SalesEntry._get_collection()
+    return SalesEntry.coll()
 
 
 def settle_day(*, hour: str, listed: str) -> int:

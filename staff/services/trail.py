@@ -37,7 +37,7 @@ def order_moved(order: dict, *, before: str | None, after: str, at: datetime) ->
 
 
 def order_of_cart_moved(cart_id: str, *, before: str, after: str, at: datetime) -> None:
-    raw = Order._get_collection().find_one({"cart_id": cart_id})
+    raw = Order.coll().find_one({"cart_id": cart_id})
     if raw is not None:
         order_moved(raw, before=before, after=after, at=at)
 
@@ -45,7 +45,7 @@ def order_of_cart_moved(cart_id: str, *, before: str, after: str, at: datetime) 
 def sale_counted(order_pk) -> None:
     """A paid order met again (a checkout finished by the reconciler): make
     sure it is counted, in case the process stopped between the two writes."""
-    raw = Order._get_collection().find_one({"_id": order_pk})
+    raw = Order.coll().find_one({"_id": order_pk})
     if raw is not None and raw.get("paid_at"):
         count_sale(raw)
         if raw.get("canceled_at") and raw["state"] in (REFUNDING, REFUNDED):
