@@ -127,48 +127,48 @@ def _first_midnight(now: datetime, count: int) -> datetime:
     return timezone.make_aware(datetime(day.year, day.month, day.day))
 
 
-def sales(now: datetime):
-    hours = _hours_since(_first_midnight(now, DAYS))
-    days = _days(hours, now, DAYS)
-    today, week = Tile(), Tile()
-    _add(today, days[-1])
-    for doc in days[-7:]:
-        _add(week, doc)
-    hours = _hours_today(hours, now)
+def _net(doc: dict) -> float:
+    return (doc.get("revenue", 0) - doc.get("refunded", 0)) / 100
 
-    def net(doc):
-        return (doc.get("revenue", 0) - doc.get("refunded", 0)) / 100
 
-    charts = [
+def _hour_charts(hours: list[tuple[datetime, dict]]) -> list[Chart]:
+    labels = [f"{h:%H}" for h, _ in hours]
+    return [
         Chart(
             id="rev-hour",
             title="Revenue per hour, today",
             description="Revenue net of refunds for each hour of today, in pounds.",
-            labels=[f"{h:%H}" for h, _ in hours],
-            series=[Series("Revenue", [net(d) for _, d in hours])],
+            labels=labels,
+            series=[Series("Revenue", [_net(d) for _, d in hours])],
             unit="£",
         ),
         Chart(
             id="orders-hour",
             title="Orders per hour, today",
             description="Orders paid in each hour of today.",
-            labels=[f"{h:%H}" for h, _ in hours],
+            labels=labels,
             series=[Series("Orders", [d.get("orders", 0) for _, d in hours])],
         ),
+    ]
+
+
+def _day_charts(days: list[dict]) -> list[Chart]:
+    labels = [d["_id"][7:] for d in days]
+    return [
         Chart(
             id="rev-day",
             title="Revenue per day, last 30 days",
             description="Revenue net of refunds for each of the last 30 days, "
             "in pounds.",
-            labels=[d["_id"][7:] for d in days],
-            series=[Series("Revenue", [net(d) for d in days])],
+            labels=labels,
+            series=[Series("Revenue", [_net(d) for d in days])],
             unit="£",
         ),
         Chart(
             id="orders-day",
             title="Orders per day, last 30 days",
             description="Orders paid on each of the last 30 days.",
-            labels=[d["_id"][7:] for d in days],
+            labels=labels,
             series=[Series("Orders", [d.get("orders", 0) for d in days])],
         ),
         Chart(
@@ -176,7 +176,7 @@ def sales(now: datetime):
             title="Tickets and goods, last 30 days",
             description="Revenue from tickets and from goods for each of the last "
             "30 days, in pounds, before refunds.",
-            labels=[d["_id"][7:] for d in days],
+            labels=labels,
             series=[
                 Series("Tickets", [d.get("ticket_revenue", 0) / 100 for d in days]),
                 Series("Goods", [d.get("goods_revenue", 0) / 100 for d in days]),
@@ -184,17 +184,27 @@ def sales(now: datetime):
             unit="£",
         ),
     ]
+
+
+def _top_products(days: list[dict]) -> list[dict]:
     products = day_products(
-        {
-            d["_id"]: (d["hours"], d["orders"] + d["refunds"])
-            for d in days[-TOP_PRODUCT_DAYS:]
-        }
+        {d["_id"]: (d["hours"], d["orders"] + d["refunds"]) for d in days}
     )
-    top = sorted(
+    return sorted(
         (p for p in products.values() if p["qty"] > 0),
         key=lambda p: (-p["revenue"], p["name"]),
     )[:10]
-    return today, week, charts, top
+
+
+def sales(now: datetime):
+    hours = _hours_since(_first_midnight(now, DAYS))
+    days = _days(hours, now, DAYS)
+    today, week = Tile(), Tile()
+    _add(today, days[-1])
+    for doc in days[-7:]:
+        _add(week, doc)
+    charts = _hour_charts(_hours_today(hours, now)) + _day_charts(days)
+    return today, week, charts, _top_products(days[-TOP_PRODUCT_DAYS:])
 
 
 def _live_carts() -> list[dict]:
