@@ -43,7 +43,7 @@ from shop.kinds import KINDS, lines_of
 from shop.kinds.base import money
 from shop.payments import Card, Charge, PaymentDeclined, PaymentError, provider
 from shop.services import owners
-from shop.services.common import carts, has_lines, hold_time, load_cart, orders, utcnow
+from shop.services.common import carts, hold_time, load_cart, orders, utcnow
 from shop.services.expiry import cart_expire
 
 log = logging.getLogger("marquee.shop.checkout")
@@ -87,24 +87,27 @@ def _paid_order(owner: str, cart_id: str, now: datetime) -> Order | None:
 
 
 def _begin(owner: str, cart_id: str, now: datetime):
-    """Step 1: lock the cart (active and within its hold -> pending)."""
-    raw = carts().find_one_and_update(
-        {
-            "_id": cart_id,
-            "owner": owner,
-            **open_filter(now),
-            **has_lines(),
-        },
-        {"$set": {"state": PENDING, "checkout_at": now, "modified_at": now}},
-        return_document=ReturnDocument.AFTER,
-    )
-    if raw is not None:
-        return load_cart(raw)
+    """Step 1: lock the cart (active, within its hold, with a line -> pending).
+
+    One guarded update per kind of line ("has a line of this kind"), never a
+    top-level ``$or`` and never a findAndModify: on the Rust server both cost
+    a scan of every cart (config/compat.py). Once pending, nothing but this
+    checkout changes the cart, so reading it after the lock reads what was
+    locked.
+    """
+    lock = {"_id": cart_id, "owner": owner, **open_filter(now)}
+    for kind in KINDS:
+        locked = carts().update_one(
+            {**lock, f"{kind.field}.0": {"$exists": True}},
+            {"$set": {"state": PENDING, "checkout_at": now, "modified_at": now}},
+        )
+        if locked.modified_count:
+            return load_cart(carts().find_one({"_id": cart_id}))
     raw = carts().find_one({"_id": cart_id, "owner": owner})
     if raw is not None and raw["state"] == ACTIVE and is_stale(raw, now):
         cart_expire(cart_id=cart_id, now=now)  # met past its hold: end it now
     # Missing: unknown, or someone else's (the same answer). Still active
-    # within its hold: the only failed condition left is ``has_lines``.
+    # within its hold: the only failed condition left is having a line.
     raise refusal(
         raw,
         now,

@@ -136,13 +136,14 @@ def test_check_invariants_fails_naming_the_offending_skus(mongo_db, product, now
 
 
 @pytest.mark.django_db
-def test_setup_schedules_registers_the_two_shop_jobs_once():
+def test_setup_schedules_registers_the_three_shop_jobs_once():
     call_command("setup_schedules", verbosity=0)
     call_command("setup_schedules", verbosity=0)
 
     shop_jobs = Schedule.objects.filter(func__startswith="shop.tasks.")
     assert sorted((s.name, s.func, s.minutes) for s in shop_jobs) == [
         ("expire_carts", "shop.tasks.expire_carts", 1),
+        ("purge_carts", "shop.tasks.purge_carts", 60),
         ("reconcile_reservations", "shop.tasks.reconcile_reservations", 5),
     ]
     assert {s.schedule_type for s in shop_jobs} == {Schedule.MINUTES}
