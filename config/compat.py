@@ -62,3 +62,18 @@ def find_one_and_update_positional(
     if not collection.update_one(filter, update).matched_count:
         return None
     return collection.find_one({"_id": filter["_id"]})
+
+
+def update_then_read(collection: Collection, filter: dict, update: dict) -> dict | None:
+    """The document after a guarded ``update`` of the one document ``filter``
+    names by ``_id``, or None when the guard matched nothing.
+
+    An update, then a read by ``_id``: two round trips whose cost does not
+    grow with the collection, where a findAndModify on the Rust server does
+    (see the module's notes). The update is the same conditional write; the
+    document read may carry a later concurrent change too, so callers read
+    it to show or to carry on, never to decide a rule the guard decided.
+    """
+    if not collection.update_one(filter, update).matched_count:
+        return None
+    return collection.find_one({"_id": filter["_id"]})

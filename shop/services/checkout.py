@@ -26,6 +26,7 @@ from bson.decimal128 import Decimal128
 from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
+from config import compat
 from config.errors import DomainError
 from shop import events, faults
 from shop.cart_state import ACTIVE, COMPLETE, PENDING, is_stale, open_filter, refusal
@@ -200,11 +201,12 @@ def _order_for(cart, *, email: str, shipping: dict, now: datetime) -> Order:
             **({"$unset": unset} if unset else {}),
         }
         try:
-            raw = orders().find_one_and_update(
-                {"cart_id": cart.cart_id, "state": PENDING_PAYMENT},
-                update,
-                return_document=ReturnDocument.AFTER,
-            )
+            # An update, then a read (config/compat.py): the cart is pending,
+            # so no other checkout of it changes the order in between.
+            raw = None
+            pending = {"cart_id": cart.cart_id, "state": PENDING_PAYMENT}
+            if orders().update_one(pending, update).matched_count:
+                raw = orders().find_one({"cart_id": cart.cart_id})
         except DuplicateKeyError:
             continue
         if raw is not None:
@@ -272,10 +274,8 @@ def _mark_paid(order: Order, charge: Charge, attempt: dict | None, now):
     }
     if attempt is not None:
         update["$push"] = {"attempts": attempt}
-    paid = orders().find_one_and_update(
-        {"_id": order.pk, "state": PENDING_PAYMENT},
-        update,
-        return_document=ReturnDocument.AFTER,
+    paid = compat.update_then_read(
+        orders(), {"_id": order.pk, "state": PENDING_PAYMENT}, update
     )
     if paid is None and attempt is not None:
         # Paid meanwhile (a recovery found the charge): keep the record.
