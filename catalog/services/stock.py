@@ -521,6 +521,58 @@ def stock_fences_purge(*, before: datetime) -> int:
     )
 
 
+# --- Converting a database of the old shape ------------------------------------
+
+
+def stock_holds_migrate() -> tuple[int, int]:
+    """Move every reservation entry kept inside an inventory (the old shape:
+    ``reservations: [{cart_id, quantity, at}]``) into its own hold document;
+    return (entries moved, inventories converted).
+
+    Per entry: the hold is inserted with the entry's units (``$setOnInsert``:
+    a repeat inserts nothing), then the entry is pulled from the inventory,
+    guarded on the entry as read. A crash in between leaves the entry and
+    its hold both present; the next run only pulls it. Units never pass
+    through the counter, so ``quantity`` is untouched. Idempotent. Run it
+    with the shop stopped (old code would still write entries meanwhile).
+    """
+    moved = converted = 0
+    for inv in _inventories().find({"reservations": {"$exists": True}}):
+        sku = inv["_id"]
+        for entry in inv.get("reservations") or []:
+            _holds().update_one(
+                {"_id": hold_id(sku, entry["cart_id"])},
+                {
+                    "$setOnInsert": {
+                        "sku": sku,
+                        "cart_id": entry["cart_id"],
+                        "quantity": entry["quantity"],
+                        "at": entry["at"],
+                    }
+                },
+                upsert=True,
+            )
+            moved += (
+                _inventories()
+                .update_one(
+                    {"_id": sku, "reservations": {"$elemMatch": entry}},
+                    {"$pull": {"reservations": {"cart_id": entry["cart_id"]}}},
+                )
+                .modified_count
+            )
+        converted += (
+            _inventories()
+            .update_one(
+                {"_id": sku, "reservations": {"$size": 0}},
+                {"$unset": {"reservations": ""}},
+            )
+            .modified_count
+        )
+    if "reservations.cart_id_1" in _inventories().index_information():
+        _inventories().drop_index("reservations.cart_id_1")
+    return moved, converted
+
+
 def stock_return(
     *, sku: str, quantity: int, reference: str, now: datetime | None = None
 ) -> bool:
