@@ -166,27 +166,30 @@ def _give(
     sold: int = 0,
     now: datetime,
     touch: bool = False,
-) -> dict | None:
+    forget: list[str] = (),
+) -> bool:
     """Move ``free + sold`` units out of this cart's hold (guarded by
-    ``guard``) to the counter's free units and ``sold``. The hold as it was
-    before, or None when the guard matched nothing (nothing changed)."""
+    ``guard``) to the counter's free units and ``sold``; False when the guard
+    matched nothing (nothing changed). ``forget``: the take moves of a hold
+    this ends (``applied`` as read), see ``_counter_gets``.
+
+    update_one, not findAndModify: on the Rust server the latter costs time
+    growing with the collection (config/compat.py).
+    """
     op, hid = _op(), hold_id(sku, cart_id)
     entry = {"op": op, "free": free, "sold": sold, "at": now}
     update: dict = {"$inc": {"quantity": -(free + sold)}, "$push": {"back": entry}}
     if touch:
         update["$set"] = {"at": now}
-    before = _holds().find_one_and_update(
-        {"_id": hid, **guard}, update, projection={"back": 0, "void": 0}
-    )
-    if before is None:
-        return None
+    if not _holds().update_one({"_id": hid, **guard}, update).modified_count:
+        return False
     faults.point("stock.give.after_hold")
-    _counter_gets(sku, hid, entry, forget=before.get("applied") or [])
+    _counter_gets(sku, hid, entry, forget=list(forget))
     faults.point("stock.give.after_counter")
     _finish_back(hid, op)
     faults.point("stock.give.after_finish")
     _inventories().update_one({"_id": sku}, {"$pull": {"gives": {"op": op}}})
-    return before
+    return True
 
 
 def _counter_gets(
@@ -281,7 +284,7 @@ def stock_adjust(
     if delta > 0:
         if _take(sku, cart_id, delta, now, guard):
             return
-    elif _give(sku, cart_id, guard, free=-delta, now=now, touch=True) is not None:
+    elif _give(sku, cart_id, guard, free=-delta, now=now, touch=True):
         return
     raise _adjust_refusal(sku, cart_id, delta, expect_quantity, expect_at)
 
@@ -329,7 +332,8 @@ def stock_release(
             return 0
         units = hold["quantity"]
         guard = {"quantity": units, "at": hold["at"]}
-        if _give(sku, cart_id, guard, free=units, now=timezone.now()) is not None:
+        forget = hold.get("applied") or []
+        if _give(sku, cart_id, guard, free=units, now=timezone.now(), forget=forget):
             return units
     return 0
 
@@ -337,8 +341,8 @@ def stock_release(
 def stock_commit(*, sku: str, cart_id: str, quantity: int) -> None:
     """Sell ``quantity`` units this cart holds: they leave stock for good.
 
-    Guard: the cart's hold has exactly ``quantity`` (no read first), else
-    the hold as just read, holding more; effect: the hold ends, ``quantity``
+    Guard: the cart's hold as just read, holding ``quantity`` or more;
+    effect: the hold ends, ``quantity``
     units count as sold and any surplus goes back to the counter (a
     concurrent decrease may not have released it yet).
 
@@ -346,15 +350,22 @@ def stock_commit(*, sku: str, cart_id: str, quantity: int) -> None:
     """
     quantity = _units(quantity)
     now = timezone.now()
-    if _give(sku, cart_id, {"quantity": quantity}, free=0, sold=quantity, now=now):
-        return
     for _ in range(_ATTEMPTS):
         hold = _hold(sku, cart_id)
         if hold is None or hold["quantity"] < quantity:
             raise ReservationMissing()
         held = hold["quantity"]
         guard = {"quantity": held, "at": hold["at"]}
-        if _give(sku, cart_id, guard, free=held - quantity, sold=quantity, now=now):
+        forget = hold.get("applied") or []
+        if _give(
+            sku,
+            cart_id,
+            guard,
+            free=held - quantity,
+            sold=quantity,
+            now=now,
+            forget=forget,
+        ):
             return
     raise ReservationMissing()
 
