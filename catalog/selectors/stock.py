@@ -162,7 +162,11 @@ def _held(holds: dict[str, dict], inventories: dict[str, dict]) -> dict[str, int
     for hold in holds.values():
         sku = hold["sku"]
         held[sku] += hold["quantity"]
-        gives = {g["op"] for g in inventories.get(sku, {}).get("gives") or []}
+        gives = {
+            g["op"]
+            for g in inventories.get(sku, {}).get("gives") or []
+            if not g.get("fence")  # a recovery's fence not applied yet
+        }
         for back in hold.get("back") or []:
             if back.get("to"):
                 target = holds.get(hold_id(sku, back["to"])) or {}

@@ -192,17 +192,13 @@ def _give(
     return True
 
 
-def _counter_gets(
-    sku: str, hid: str, entry: dict, *, forget: list[str], by: str | None = None
-) -> bool:
+def _counter_gets(sku: str, hid: str, entry: dict, *, forget: list[str]) -> bool:
     """Step 2 of a give-back, once per move (its journal entry is the guard).
 
     ``forget``: take moves the hold had applied; their entries (left by a
     crash just before step 3) go now, while the hold still proves them.
     """
     move = {"op": entry["op"], "hold": hid, "at": entry["at"]}
-    if by:
-        move["by"] = by
     update: dict = {
         "$inc": {"quantity": entry["free"], "sold": entry["sold"]},
         "$push": {"gives": move},
@@ -441,9 +437,10 @@ def stock_moves_recover(*, before: datetime) -> int:
 
     A take the hold has applied is forgotten; one it has not is fenced on
     the hold (``void``: the stalled writer can no longer apply it) and its
-    units go back to the counter. A give-back the counter has not applied is
-    applied (journaled ``by: recovery``, kept as a fence), then finished. A
-    transfer the target has applied is finished, else fenced and undone.
+    units go back to the counter. A give-back is fenced on the counter
+    (``gives: {by: recovery}``, kept until the cleanup's retention) and
+    applied there unless the writer had (``_recover_give``), then finished.
+    A transfer the target has applied is finished, else fenced and undone.
     Safe to run twice at once: every step is guarded on the move's id.
     """
     done = 0
@@ -502,13 +499,43 @@ def _recover_back(hold: dict, entry: dict) -> int:
         target = hold_id(hold["sku"], entry["to"])
         if not _fenced(target, op, entry["at"]):
             return int(_unmove(hid, op, entry["moved"]))
-    elif not _inventories().count_documents(
-        {"_id": hold["sku"], "gives.op": op}, limit=1
-    ):
-        forget = hold.get("applied") or []
-        _counter_gets(hold["sku"], hid, entry, forget=forget, by=RECOVERY)
+    else:
+        _recover_give(hold["sku"], hid, entry, forget=hold.get("applied") or [])
     _finish_back(hid, op)
     return 1
+
+
+def _recover_give(sku: str, hid: str, entry: dict, *, forget: list[str]) -> None:
+    """A give-back whose ``back`` entry outlived the grace: the counter gets
+    its units unless the writer's own step 2 did, never both.
+
+    First a fence on the counter (``gives: {op, by: recovery, fence}``,
+    pushed only if no entry of ``op`` is there): from then on the writer's
+    step 2 is refused. If the writer's entry was there, it applied. Else, if
+    the hold still has the ``back`` entry, the writer cannot have applied
+    (it drops its entry only after the ``back`` entry), so the fence applies
+    the units, once (guarded on ``fence: true``), dropping the take entries
+    the hold applied as the writer would have (``_counter_gets``).
+    """
+    op = entry["op"]
+    fence = {"op": op, "hold": hid, "at": entry["at"], "by": RECOVERY, "fence": True}
+    _inventories().update_one(
+        {"_id": sku, "gives.op": {"$ne": op}}, {"$push": {"gives": fence}}
+    )
+    found = _inventories().find_one({"_id": sku}, {"gives": {"$elemMatch": {"op": op}}})
+    (move,) = (found or {}).get("gives") or [{}]
+    if move.get("by") != RECOVERY:
+        return  # the writer's: applied
+    if not _holds().count_documents({"_id": hid, "back.op": op}, limit=1):
+        return  # finished meanwhile, by the writer or another recovery
+    _inventories().update_one(
+        {"_id": sku, "gives": {"$elemMatch": {"op": op, "fence": True}}},
+        {
+            "$inc": {"quantity": entry["free"], "sold": entry["sold"]},
+            "$set": {"gives.$.fence": False},
+            "$pull": {"takes": {"op": {"$in": forget}}},
+        },
+    )
 
 
 def stock_fences_purge(*, before: datetime) -> int:

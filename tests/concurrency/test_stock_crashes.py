@@ -14,7 +14,12 @@ import pytest
 
 from catalog import faults as stock_faults
 from catalog.selectors.stock import stock_level, stock_problems
-from catalog.services.stock import _hold_gets
+from catalog.services.stock import (
+    _counter_gets,
+    _finish_back,
+    _hold_gets,
+    _recover_back,
+)
 from shop import faults
 from shop.selectors.invariants import invariant_problems
 from shop.services.carts import (
@@ -170,4 +175,56 @@ def test_a_take_the_reconciler_undid_cannot_be_applied_by_a_stalled_writer(
     assert late is False
     assert stock_level(sku="SHOE").free == 10
     assert stock_level(sku="SHOE").held == 0
+    assert stock_problems() == []
+
+
+def crash_in_a_release(mongo_uri, mongo_db):
+    """A release stopped after its hold's write: (the hold, its back entry)."""
+    cart_id = setup_cart()
+    code = run_until_crash(
+        crash_at,
+        ("stock.give.after_hold", SCENARIOS["stock.give.after_hold"][1], None),
+        uri=mongo_uri,
+        db_name=mongo_db.name,
+    )
+    assert code == faults.EXIT_CODE
+    hold = mongo_db.stock_holds.find_one({"_id": f"SHOE|{cart_id}"})
+    return hold, hold["back"][0]
+
+
+def test_a_give_back_the_reconciler_applied_is_refused_to_a_stalled_writer(
+    mongo_uri, mongo_db
+):
+    make_product(sku="SHOE", stock=10)
+    make_product(sku="HAT", stock=10)
+    hold, entry = crash_in_a_release(mongo_uri, mongo_db)
+
+    reservations_reconcile(now=SOON)
+    late = _counter_gets("SHOE", hold["_id"], entry, forget=[])
+
+    assert late is False
+    level = stock_level(sku="SHOE")
+    assert (level.free, level.held) == (10, 0)
+    assert stock_problems() == []
+
+
+def test_a_recovery_that_read_the_hold_before_the_writer_finished_adds_nothing(
+    mongo_uri, mongo_db
+):
+    """The writer resumes and finishes every step between the reconciler's
+    read of the hold and its own writes: the units go back once."""
+    make_product(sku="SHOE", stock=10)
+    make_product(sku="HAT", stock=10)
+    hold, entry = crash_in_a_release(mongo_uri, mongo_db)
+    # The writer's steps 2, 3 and 4, late.
+    assert _counter_gets("SHOE", hold["_id"], entry, forget=[])
+    _finish_back(hold["_id"], entry["op"])
+    mongo_db.inventories.update_one(
+        {"_id": "SHOE"}, {"$pull": {"gives": {"op": entry["op"]}}}
+    )
+
+    _recover_back(hold, entry)  # what the reconciler read before
+
+    level = stock_level(sku="SHOE")
+    assert (level.free, level.held) == (10, 0)
     assert stock_problems() == []
