@@ -163,6 +163,9 @@ MONGO_EMBEDDED_CACHE = os.environ.get("MARQUEE_DB_CACHE", "1G")
 # --- Reservations --------------------------------------------------------
 # How long a cart holds stock and seats after its last change.
 CART_HOLD_MINUTES = int(os.environ.get("MARQUEE_HOLD_MINUTES", "30"))
+# How long an ended cart (expired, canceled, complete) is kept before the
+# purge_carts job deletes it; its order keeps everything the order needs.
+CART_RETENTION_DAYS = float(os.environ.get("MARQUEE_CART_RETENTION_DAYS", "7"))
 
 # --- Browse --------------------------------------------------------------
 # The in-memory facet index of each department (catalog.selectors.

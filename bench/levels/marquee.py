@@ -263,8 +263,11 @@ def cart_check(db, run) -> Check:
         in_orders[row["_id"]] = row["n"]
     oversell = mismatched = 0
     sold_by_load = reserved = 0
-    for inv in db.inventories.find({}, {"sold": 1, "received": 1, "reservations": 1}):
-        held = sum(r["quantity"] for r in inv["reservations"])
+    held_by: Counter = Counter()
+    for hold in db.stock_holds.find({}, {"sku": 1, "quantity": 1}):
+        held_by[hold["sku"]] += hold["quantity"]
+    for inv in db.inventories.find({}, {"sold": 1, "received": 1}):
+        held = held_by[inv["_id"]]
         oversell += max(0, inv["sold"] + held - inv["received"])
         mismatched += inv["sold"] != in_orders[inv["_id"]]
         if inv["_id"] not in PROBE_SKUS:

@@ -159,10 +159,10 @@ def _record_new(cart_id: str, product, quantity: int, now: datetime) -> dict | N
         "unit_price": Decimal128(product.unit_price),
         "added_at": now,
     }
-    raw = carts().find_one_and_update(
-        {"_id": cart_id, "state": ACTIVE, "items.sku": {"$ne": sku}},
+    raw = update_then_read(
+        cart_id,
+        {"items.sku": {"$ne": sku}},
         {"$push": {"items": son}, "$set": touch(now)},
-        return_document=ReturnDocument.AFTER,
     )
     if raw is not None:
         return raw
