@@ -111,3 +111,12 @@ def sold_to(session_id: str, cart_id: str | None = None) -> set[tuple[int, int]]
         for seat, (state, cart) in seat_states(session_id).items()
         if state == "sold" and cart_id in (None, cart)
     }
+
+
+def holders(session_id: str) -> dict[tuple[int, int], str]:
+    """Every held seat and the cart holding it."""
+    return {
+        seat: cart
+        for seat, (state, cart) in seat_states(session_id).items()
+        if state == "held"
+    }
