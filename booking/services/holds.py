@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from bson import ObjectId
+from django.utils import timezone
 
 from booking.documents import TAG_MIN, SeatHolds
 from booking.values import Seat
@@ -155,3 +156,46 @@ def dead_tags(doc: dict | None, state: list) -> list[int]:
         if not live:
             dead.append(tag)
     return dead
+
+
+# An intent older than this whose seats do not carry its tag belongs to a
+# hold that will never finish (its process stopped): the shop's reconciler
+# waits as long before judging a hold (RECONCILE_GRACE).
+INTENT_GRACE = timedelta(minutes=1)
+# How far back settling looks: every write of a document (an intent, the
+# reconciler's confirmation) moves its ``at``, so history a crash leaves is
+# met within a day; older history is inert (no seat carries its tag).
+PRUNE_WINDOW = timedelta(days=1)
+
+
+def seat_holds_settle(
+    *, before: datetime | None = None, since: datetime | None = None
+) -> int:
+    """Prune entries no seat carries (history of a crash between a hold's
+    intent and its session update, or between a release's session update
+    and its pruning). Only entries stamped before ``before`` (default: now -
+    INTENT_GRACE) are judged, in documents last written since ``since``
+    (default: PRUNE_WINDOW before ``before``). Returns how many entries went.
+
+    Safe to run twice at once: each removal is guarded on the entry.
+    """
+    from booking.documents import Session
+
+    before = before or timezone.now() - INTENT_GRACE
+    window = {"$lt": before, "$gte": since or before - PRUNE_WINDOW}
+    by_session: dict[ObjectId, list[dict]] = {}
+    for doc in holds_coll().find({"at": window}):
+        by_session.setdefault(doc["session_id"], []).append(doc)
+    pruned = 0
+    for oid, docs in by_session.items():
+        session = Session.coll().find_one({"_id": oid}, {"seats": 1})
+        state = session["seats"] if session else []
+        for doc in docs:
+            dead = [
+                tag
+                for tag in dead_tags(doc, state)
+                if doc["holds"][key(tag)]["at"] < before
+            ]
+            drop_entries(oid, doc["cart_id"], dead)
+            pruned += len(dead)
+    return pruned
