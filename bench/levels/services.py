@@ -193,8 +193,8 @@ LEVEL = Level(
         "first_add": 10,
         "add_to_cart": 7,
         "change_quantity": 4,
-        "view_seats": 1,
-        "hold_seats": 7,
+        "view_seats": 2,
+        "hold_seats": 9,
         "checkout": 40,
     },
     workloads={
