@@ -1,6 +1,6 @@
 """A 5-seat hold and its release on a session with 0, 450 and 890 seats taken.
 
-The compact session (DESIGN §3, "Seats") keeps one integer per seat and four
+The compact session (DESIGN §3.8) keeps one integer per seat and four
 counters; holds live in one small document per cart and session. So a hold
 should cost the same however many seats other carts hold or bought. This
 makes a 30 x 30 hall (900 seats), and for each case a fresh session in which

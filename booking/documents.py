@@ -2,7 +2,7 @@
 
 A hall's layout (cells, labels, zones, flags) never changes once written: it
 is a ``SeatLayout`` version, and the theater names its current one. A
-session keeps only what changes (DESIGN §3, "Seats"):
+session keeps only what changes (DESIGN §3.8):
 
 * ``seats[r][c]``: one integer per cell, the seat's state (see below), so that
   holding any set of seats is ONE conditional update of ONE document whose

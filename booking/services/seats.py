@@ -1,6 +1,6 @@
 """The seat reservation protocol: every write that changes a seat.
 
-Seats follow the reservation protocol of DESIGN §3 ("Seats" for this
+Seats follow the reservation protocol of DESIGN §3 (§3.8 for this
 shape). A session holds one integer per cell (``seats[r][c]``): FREE, GAP,
 BLOCKED, or the tag of the hold that has the seat (+tag held, -tag sold),
 and the counters ``seatsAvailable``, ``held``, ``sold``, ``blocked``. Every

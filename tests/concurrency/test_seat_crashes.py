@@ -1,4 +1,4 @@
-"""Crash injection inside booking's seat protocol (DESIGN §3, "Seats").
+"""Crash injection inside booking's seat protocol (DESIGN §3.8).
 
 A hold writes the cart's intent (its ``SeatHolds`` entry), then the session;
 a release, return or transfer writes the session, then prunes the entries
