@@ -661,7 +661,7 @@ LEVEL = Level(
         "add_to_cart": 8,
         "change_quantity": 6,
         "view_checkout": 3,
-        "checkout": 40,
+        "checkout": 24,
         "view_order": 2,
         "view_seats": 2,
         "hold_seats": 12,

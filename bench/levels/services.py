@@ -195,7 +195,7 @@ LEVEL = Level(
         "change_quantity": 4,
         "view_seats": 2,
         "hold_seats": 9,
-        "checkout": 40,
+        "checkout": 24,
     },
     workloads={
         "cart": _CART,

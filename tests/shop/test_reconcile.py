@@ -147,6 +147,20 @@ def test_setup_schedules_registers_the_two_shop_jobs_once():
 
 
 @pytest.mark.django_db
+def test_setup_schedules_drops_a_job_no_app_declares_any_more():
+    """A job removed from the code stops being scheduled; schedules staff
+    made by hand for other functions are left alone."""
+    Schedule.objects.create(name="gone", func="staff.tasks.gone", minutes=5)
+    Schedule.objects.create(name="mine", func="mysite.tasks.report", minutes=5)
+
+    call_command("setup_schedules", verbosity=0)
+
+    names = set(Schedule.objects.values_list("name", flat=True))
+    assert "gone" not in names and "mine" in names
+    assert {job.name for job in schedules.declared_jobs()} <= names
+
+
+@pytest.mark.django_db
 def test_the_jobs_run_through_django_q(mongo_db, product, settings):
     # The jobs read the real clock. A hold of 0 minutes: the cart is past its
     # hold as soon as it is made; the orphan entry is older than the grace.
