@@ -663,8 +663,8 @@ LEVEL = Level(
         "view_checkout": 3,
         "checkout": 44,
         "view_order": 2,
-        "view_seats": 1,
-        "hold_seats": 9,
+        "view_seats": 2,
+        "hold_seats": 12,
     },
     workloads={
         "cart": _CART,

@@ -193,8 +193,8 @@ LEVEL = Level(
         "first_add": 12,
         "add_to_cart": 9,
         "change_quantity": 6,
-        "view_seats": 1,
-        "hold_seats": 7,
+        "view_seats": 2,
+        "hold_seats": 9,
         "checkout": 44,
     },
     workloads={

@@ -241,11 +241,8 @@ def live(now: datetime, carts: list[dict]) -> dict:
     }
 
 
-def _real_seats(seats: list[list[int]]) -> int:
-    return sum(1 for row in seats for cell in row if cell != -1)
-
-
 def occupancy(now: datetime, limit: int = 50) -> list[Occupancy]:
+    # The session's counters (booking keeps them in step with its seats).
     found = (
         Session.coll()
         .find(
@@ -254,9 +251,9 @@ def occupancy(now: datetime, limit: int = 50) -> list[Occupancy]:
                 "name": 1,
                 "theater_name": 1,
                 "start": 1,
-                "seats": 1,
+                "seat_count": 1,
                 "sold": 1,
-                "reservations": 1,
+                "held": 1,
             },
         )
         .sort([("start", 1), ("_id", 1)])
@@ -268,9 +265,9 @@ def occupancy(now: datetime, limit: int = 50) -> list[Occupancy]:
             show=doc["name"],
             theater=doc["theater_name"],
             start=doc["start"],
-            seats=_real_seats(doc.get("seats") or []),
-            sold=len(doc.get("sold") or []),
-            held=len(doc.get("reservations") or []),
+            seats=doc.get("seat_count", 0),
+            sold=doc.get("sold", 0),
+            held=doc.get("held", 0),
         )
         for doc in found
     ]
