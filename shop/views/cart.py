@@ -171,15 +171,16 @@ def add(request: HtmxHttpRequest):
     form = valid(AddToCartForm(request.POST))
     owner, sku = owner_of(request, create=True), form.cleaned_data["sku"]
     cart = cart_add_item(owner=owner, **form.cleaned_data)
-    line = next(x for x in cart.items if x.sku == sku)
-    events.cart_line_changed.send(
-        sender=None,
-        request=request,
-        owner=owner,
-        sku=sku,
-        item_id=line.item_id,
-        delta=form.cleaned_data["quantity"],
-    )
+    line = next((x for x in cart.items if x.sku == sku), None)
+    if line is not None:
+        events.cart_line_changed.send(
+            sender=None,
+            request=request,
+            owner=owner,
+            sku=sku,
+            item_id=line.item_id,
+            delta=form.cleaned_data["quantity"],
+        )
     return _add_answer(request, units={"cart_units": units_in(cart)})
 
 

@@ -90,6 +90,22 @@ def test_an_event_written_twice_is_stored_once(mongo_db):
     assert len(logged(mongo_db)) == 2
 
 
+def test_a_web_workers_exit_writes_what_its_pages_queued(mongo_db, monkeypatch):
+    from activity.services import writer as module
+    from config.gunicorn import worker_exit
+
+    monkeypatch.setattr(module, "_writer", None)  # this test's own writer
+    slow = module.writer()
+    slow._interval = 3600  # no timer flush: only the exit writes
+    for n in range(3):
+        module.record(event(n))
+
+    worker_exit(server=None, worker=None)
+
+    assert slow.stats().written == 3
+    assert len(logged(mongo_db)) == 3
+
+
 @pytest.fixture
 def silent_server():
     """A TCP server that accepts connections and never says a word."""
