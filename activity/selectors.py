@@ -13,7 +13,7 @@ from django.utils import timezone
 from activity import kinds
 from activity.documents import BoughtTogether, ItemDay
 from activity.services.partitions import partition_coll, partitions_for
-from catalog.selectors.offers import ItemOffer, item_offers
+from catalog.selectors.offers import ItemOffer, item_offers, item_titles
 
 RECENT_DAYS = 30
 
@@ -97,6 +97,7 @@ class FunnelRow:
     view: int
     add: int
     order: int
+    title: str = ""
 
     def rate(self, a: int, b: int) -> int | None:
         return round(100 * b / a) if a else None
@@ -130,4 +131,9 @@ def funnel(*, now: datetime | None = None, days: int = 7, top: int = 10) -> Funn
     rows = [FunnelRow(i, *s) for i, s in per_item.items()]
     total = FunnelRow("", *(sum(r[k] for r in per_item.values()) for k in range(3)))
     rows.sort(key=lambda r: (-r.view, -r.order, r.item))
-    return Funnel(days=days, total=total, items=rows[:top])
+    titles = item_titles(item_ids=[r.item for r in rows[:top]])
+    top_rows = [
+        FunnelRow(r.item, r.view, r.add, r.order, titles.get(r.item, r.item))
+        for r in rows[:top]
+    ]
+    return Funnel(days=days, total=total, items=top_rows)

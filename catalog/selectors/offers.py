@@ -23,6 +23,12 @@ def items_of_skus(*, skus: Iterable[str]) -> dict[str, str]:
     return {v["_id"]: v["item_id"] for v in found}
 
 
+def item_titles(*, item_ids: Iterable[str]) -> dict[str, str]:
+    """Item id -> title, for the items that exist."""
+    found = Item.coll().find({"_id": {"$in": list(set(item_ids))}}, {"title": 1})
+    return {i["_id"]: i["title"] for i in found}
+
+
 def items_for_sale(*, item_ids: Iterable[str]) -> set[str]:
     """The items with at least one SKU priced online (what the web shop
     sells; an item with no such price is no longer for sale)."""

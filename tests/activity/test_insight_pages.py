@@ -106,6 +106,7 @@ def test_the_staff_dashboard_shows_the_funnel(db, mongo_db, catalog):
     assert '<strong data-funnel="view">1</strong>' in shown
     assert '<strong data-funnel="add">1</strong>' in shown
     assert 'data-item="1"' in shown
+    assert "<td>Evening Platform Pumps</td>" in shown
     assert len(logged(mongo_db)) == 2
 
 
