@@ -99,10 +99,28 @@ def seats(*, user, ts, session: str, seats: list[str], held: bool, at=None) -> d
 def order(*, order_id, user, ts, number: str, lines: list[dict], at=None) -> dict:
     """A paid order: its product lines (item, sku, qty), its ticket lines
     (session, qty) and ``items``, the distinct items, sorted (the pairs of
-    "bought together" are counted from it)."""
+    "bought together" are counted from it). A product line given without
+    its item gets it from ``with_items`` before it is written."""
     doc = _base(ORDER, user, ts, at)
     doc["_id"] = f"order:{order_id}"
     doc["order"] = number
     doc["lines"] = lines
     doc["items"] = sorted({line["item"] for line in lines if "item" in line})
+    return doc
+
+
+def needs_items(doc: dict) -> list[str]:
+    """The SKUs of an order's product lines that do not name their item."""
+    if doc.get("type") != ORDER:
+        return []
+    return [x["sku"] for x in doc["lines"] if "sku" in x and "item" not in x]
+
+
+def with_items(doc: dict, items: dict[str, str]) -> dict:
+    """The order with its lines' items filled in from ``items`` (SKU ->
+    item; a SKU no longer known keeps its line without one)."""
+    for line in doc["lines"]:
+        if "sku" in line and "item" not in line and line["sku"] in items:
+            line["item"] = items[line["sku"]]
+    doc["items"] = sorted({x["item"] for x in doc["lines"] if "item" in x})
     return doc

@@ -16,7 +16,8 @@ from pymongo.collection import Collection
 from pymongo.database import Database
 from pymongo.errors import BulkWriteError
 
-from activity import periods
+from activity import kinds, periods
+from catalog.selectors.offers import items_of_skus
 from config import mongo
 
 log = logging.getLogger("marquee.activity")
@@ -70,6 +71,7 @@ def activity_write(docs: Iterable[dict], database: Database | None = None) -> in
     Returns how many were inserted; raises PyMongoError for anything but
     duplicates (the writer counts those events as lost).
     """
+    docs = _with_items(list(docs))
     by_partition: dict[str, list[dict]] = defaultdict(list)
     for doc in docs:
         by_partition[periods.partition_of(doc["ts"], period()).name].append(doc)
@@ -84,6 +86,15 @@ def activity_write(docs: Iterable[dict], database: Database | None = None) -> in
                 raise
             inserted += exc.details.get("nInserted", 0)
     return inserted
+
+
+def _with_items(docs: list[dict]) -> list[dict]:
+    """Paid orders' product lines get their items: one read for the batch."""
+    skus = [sku for doc in docs for sku in kinds.needs_items(doc)]
+    if not skus:
+        return docs
+    items = items_of_skus(skus=skus)
+    return [kinds.with_items(d, items) if kinds.needs_items(d) else d for d in docs]
 
 
 def partitions_present(database: Database | None = None) -> list[periods.Partition]:

@@ -2,7 +2,7 @@
 
 Each builds one small document (``activity.kinds``) and hands it to the
 writer, which only queues it: a page pays microseconds, never a round trip
-(the paid order reads its SKUs' items once, in the checkout that paid it).
+(a paid order's SKUs get their items in the writer's thread).
 Connected in ``ActivityConfig.ready``.
 """
 
@@ -12,7 +12,6 @@ from django.utils import timezone
 
 from activity import kinds
 from activity.services.writer import record
-from catalog.selectors.offers import items_of_skus
 from shop.documents import Order
 from shop.identity import owner_of
 
@@ -81,14 +80,12 @@ def on_seats_changed(sender, *, request, owner, hold, held, **kwargs) -> None:
 
 
 def order_lines(order: dict) -> list[dict]:
-    """An order's lines as the log keeps them: product lines with their
-    item, ticket lines counted per performance."""
+    """An order's lines as the log keeps them: product lines by SKU (their
+    items are looked up by the writer, a batch at a time, off the request),
+    ticket lines counted per performance."""
     raw = order.get("lines") or []
-    items = items_of_skus(skus=[x["key"] for x in raw if x["kind"] == PRODUCT])
     lines = [
-        {"item": items[x["key"]], "sku": x["key"], "qty": x["quantity"]}
-        for x in raw
-        if x["kind"] == PRODUCT and x["key"] in items
+        {"sku": x["key"], "qty": x["quantity"]} for x in raw if x["kind"] == PRODUCT
     ]
     seats = Counter(x["key"] for x in raw if x["kind"] == TICKET)
     lines += [{"session": key, "qty": n} for key, n in seats.items()]

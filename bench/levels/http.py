@@ -659,7 +659,7 @@ LEVEL = Level(
         "view_product": 4,
         "first_add": 11,
         "add_to_cart": 8,
-        "change_quantity": 7,
+        "change_quantity": 6,
         "view_checkout": 3,
         "checkout": 24,
         "view_order": 2,
