@@ -661,7 +661,7 @@ LEVEL = Level(
         "add_to_cart": 8,
         "change_quantity": 6,
         "view_checkout": 3,
-        "checkout": 24,
+        "checkout": 40,
         "view_order": 2,
         "view_seats": 1,
         "hold_seats": 9,
