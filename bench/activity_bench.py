@@ -228,13 +228,14 @@ def main() -> None:
             make_catalog(args.items)
             took = time.perf_counter() - started
             print(f"catalog of {args.items} items in {took:.1f} s")
-            page_times(args.page_runs, items=50)
+            page_times(args.page_runs, items=min(50, args.items))
             ingestion(args.events, args.single_events, args.items)
             for name in mongo.db().list_collection_names():
                 if name.startswith("activity_w"):
                     mongo.db().drop_collection(name)
             bought_together_job(args.job_events, args.order_share, args.items)
         finally:
+            writers.shutdown()  # before the server goes, not at exit
             server.stop()
     print(uptime())
 
