@@ -186,6 +186,31 @@ def page_times(runs: int, items: int) -> None:
         f"off {percentile(timings[False], 0.95):.2f} ms"
     )
     receiver_cost(client)
+    display_cost(runs, items)
+
+
+def display_cost(runs: int, items: int) -> None:
+    """What "Recently viewed" costs the page (reads, logging off): a shopper
+    who viewed six items against one who viewed none."""
+    settings.ACTIVITY_LOG = True
+    seasoned = Client()
+    for k in range(6):
+        seasoned.get(f"/p/p{k % items}/")
+    writers.flush()
+    settings.ACTIVITY_LOG = False
+    timings: dict[str, list[float]] = {"history": [], "none": []}
+    for k in range(runs * 2):
+        who = "history" if k % 2 == 0 else "none"
+        client = seasoned if who == "history" else Client()
+        started = time.perf_counter()
+        client.get(f"/p/p{k % items}/")
+        timings[who].append((time.perf_counter() - started) * 1000)
+    settings.ACTIVITY_LOG = True
+    history, none = (percentile(timings[w], 0.5) for w in ("history", "none"))
+    print(
+        f"product page p50 with recently viewed (6 items) {history:.2f} ms, "
+        f"a new shopper {none:.2f} ms: {history - none:+.2f} ms"
+    )
 
 
 def receiver_cost(client: Client, calls: int = 20_000) -> None:
