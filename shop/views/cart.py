@@ -128,9 +128,10 @@ def remove_tickets(request: HtmxHttpRequest):
     freed = cart_release_seats(
         owner=owner, session_id=data["session"], seats=data["seat"] or None
     )
-    events.seats_changed.send(
-        sender=None, request=request, owner=owner, hold=freed, held=False
-    )
+    if freed.seats:
+        events.seats_changed.send(
+            sender=None, request=request, owner=owner, hold=freed, held=False
+        )
     return _after_change(request, message=say.REMOVED)
 
 

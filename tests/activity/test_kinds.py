@@ -166,3 +166,15 @@ def test_a_users_activity_goes_with_the_account(client, db, mongo_db, catalog):
     user.delete()
 
     assert {e["user"] for e in logged(mongo_db)} == {f"user:{other.pk}"}
+
+
+def test_removing_seats_from_the_cart_page_logs_a_release(client, mongo_db):
+    session_id = make_session(make_theater())
+    client.post(f"/cart/tickets/{session_id}/hold/", {"seat": ["0-0", "0-1"]})
+
+    client.post("/cart/tickets/remove/", {"session": session_id})
+    client.post("/cart/tickets/remove/", {"session": session_id})  # none left
+
+    hold, release = logged(mongo_db)
+    assert release["type"] == kinds.SEAT_RELEASE
+    assert sorted(release["seats"]) == sorted(hold["seats"])
