@@ -47,6 +47,7 @@ from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from activity import kinds  # noqa: E402
+from activity.selectors import bought_together, recently_viewed  # noqa: E402
 from activity.services import writer as writers  # noqa: E402
 from activity.services.insight import bought_together_rebuild  # noqa: E402
 from activity.services.partitions import activity_write  # noqa: E402
@@ -190,27 +191,43 @@ def page_times(runs: int, items: int) -> None:
 
 
 def display_cost(runs: int, items: int) -> None:
-    """What "Recently viewed" costs the page (reads, logging off): a shopper
-    who viewed six items against one who viewed none."""
+    """What the pages' two strips cost, read alone (their selectors): a
+    shopper's "Recently viewed" after six views, and an item's "Often
+    bought together" (the job has run over the orders of six pages)."""
     settings.ACTIVITY_LOG = True
     seasoned = Client()
     for k in range(6):
         seasoned.get(f"/p/p{k % items}/")
     writers.flush()
-    settings.ACTIVITY_LOG = False
-    timings: dict[str, list[float]] = {"history": [], "none": []}
-    for k in range(runs * 2):
-        who = "history" if k % 2 == 0 else "none"
-        client = seasoned if who == "history" else Client()
-        started = time.perf_counter()
-        client.get(f"/p/p{k % items}/")
-        timings[who].append((time.perf_counter() - started) * 1000)
-    settings.ACTIVITY_LOG = True
-    history, none = (percentile(timings[w], 0.5) for w in ("history", "none"))
-    print(
-        f"product page p50 with recently viewed (6 items) {history:.2f} ms, "
-        f"a new shopper {none:.2f} ms: {history - none:+.2f} ms"
-    )
+    user = kinds.shopper(f"anon:{seasoned.session['shop_owner']}")
+    now = timezone.now()
+    pairs = [
+        kinds.order(
+            order_id=20_000_000 + k,
+            user="user:1",
+            ts=now,
+            number=str(k),
+            lines=[
+                {"item": i, "sku": f"{i}-9", "qty": 1} for i in ("p1", f"p{2 + k % 5}")
+            ],
+        )
+        for k in range(50)
+    ]
+    activity_write(pairs)
+    bought_together_rebuild(now=now, days=30, top=5)
+    for name, read in (
+        ("recently viewed (6 items)", lambda: recently_viewed(user=user)),
+        ("often bought together", lambda: bought_together(item_ids=["p1"])),
+    ):
+        samples = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            shown = read()
+            samples.append((time.perf_counter() - started) * 1000)
+        print(
+            f"{name}: p50 {percentile(samples, 0.5):.2f} ms, "
+            f"p95 {percentile(samples, 0.95):.2f} ms ({len(shown)} shown)"
+        )
 
 
 def receiver_cost(client: Client, calls: int = 20_000) -> None:

@@ -42,7 +42,8 @@ def test_the_activity_bench_prints_every_figure():
     assert "one insert per event: 20 events" in out
     assert "product page p50: logging on" in out
     assert "one product view logged" in out
-    assert "with recently viewed (6 items)" in out
+    assert "recently viewed (6 items): p50" in out
+    assert "often bought together: p50" in out
     found = re.search(r"bought-together job: .* \((\d+) items with partners\)", out)
     assert found and int(found[1]) == 12, out
     assert out.count("load average") == 2
