@@ -100,10 +100,24 @@ class Writer:
                 self._thread.start()
 
     def _run(self) -> None:
+        reported = 0
         while not self._stop.is_set():
             self._wake.wait(self._interval)
             self._wake.clear()
             self.flush()
+            reported = self._report_drops(reported)
+
+    def _report_drops(self, reported: int) -> int:
+        """One log line per interval in which events were dropped (the
+        operator's sign that the database is slower than the pages)."""
+        dropped = self.stats().dropped
+        if dropped > reported:
+            log.warning(
+                "activity: %d events dropped (queue full), %d in all",
+                dropped - reported,
+                dropped,
+            )
+        return dropped
 
     def _drain(self) -> list[dict]:
         docs = []

@@ -125,7 +125,7 @@ def silent_server():
 
 
 def test_a_stalled_database_drops_events_with_a_count_and_blocks_no_one(
-    silent_server,
+    silent_server, caplog
 ):
     budget = 0.02
     entered = threading.Event()
@@ -160,3 +160,5 @@ def test_a_stalled_database_drops_events_with_a_count_and_blocks_no_one(
     stats = writer.stats()
     # Every event is accounted for: the stalled batch and the queue failed.
     assert (stats.failed, stats.dropped, stats.written) == (11, 20, 0)
+    # and the operator is told, once the thread is back.
+    assert "activity: 20 events dropped (queue full), 20 in all" in caplog.text
