@@ -15,7 +15,9 @@ from activity.documents import BoughtTogether, ItemDay
 from activity.services.partitions import partition_coll, partitions_for
 from catalog.selectors.offers import ItemOffer, item_offers, item_titles
 
-RECENT_DAYS = 30
+# Two or three weekly partitions at most (the article: partitions large
+# enough that a query reads no more than two or three).
+RECENT_DAYS = 14
 
 
 def _recent(field: str, key: str, *, since, until, limit: int, types=None) -> list:
@@ -49,8 +51,8 @@ def item_activity(
 def recently_viewed_ids(
     *, user: str | None, now: datetime | None = None, limit: int = 6, exclude=()
 ) -> list[str]:
-    """The items a shopper viewed in the last 30 days, last viewed first,
-    each once."""
+    """The items a shopper viewed in the last ``RECENT_DAYS`` days, last
+    viewed first, each once."""
     if not user:
         return []
     now = now or timezone.now()

@@ -205,7 +205,7 @@ def display_cost(runs: int, items: int) -> None:
         kinds.order(
             order_id=20_000_000 + k,
             user="user:1",
-            ts=now,
+            ts=now - timedelta(minutes=1),
             number=str(k),
             lines=[
                 {"item": i, "sku": f"{i}-9", "qty": 1} for i in ("p1", f"p{2 + k % 5}")

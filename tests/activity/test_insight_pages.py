@@ -48,7 +48,7 @@ def test_a_new_shopper_sees_no_recently_viewed(client, catalog):
 
 def test_recently_viewed_is_bounded_in_time_and_count(mongo_db):
     now = timezone.now()
-    old = now - timedelta(days=31)
+    old = now - timedelta(days=15)
     activity_write(
         [kinds.view(user="u", ts=old, item="gone")]
         + [
