@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from django_q.models import Schedule
 
-APPS = ("catalog", "booking", "shop", "staff")
+APPS = ("catalog", "booking", "shop", "staff", "activity")
 
 
 @dataclass(frozen=True)

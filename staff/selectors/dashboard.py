@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
+from activity.selectors import Funnel, funnel
 from booking.documents import Session
 from catalog.documents import Inventory
 from shop.documents import ACTIVE, PAID, PENDING, REFUNDING, Cart, Order
@@ -72,6 +73,8 @@ class Dashboard:
     top_products: list[dict]
     occupancy: list[Occupancy]
     recent: list[dict] = field(default_factory=list)
+    # Views -> cart adds -> orders (the activity log's daily counts).
+    funnel: Funnel | None = None
 
 
 def _add(tile: Tile, doc: dict) -> None:
@@ -353,4 +356,5 @@ def dashboard(*, now: datetime | None = None) -> Dashboard:
         top_products=top,
         occupancy=performances[:NEXT_PERFORMANCES],
         recent=recent_audit(),
+        funnel=funnel(now=now),
     )
