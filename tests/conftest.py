@@ -67,3 +67,17 @@ def browse_index_at_once(settings):
     test sees the index's answer, never a race with a background build
     (tests that compare it with the aggregations switch it off)."""
     settings.BROWSE_INDEX = "sync"
+
+
+@pytest.fixture(autouse=True)
+def sessions_in_the_database(request):
+    """Sessions are server-side, in the Django database: any test may open
+    a page, so every test may use that database (in a transaction rolled
+    back after it). Browser tests bring their own transactional one; races
+    between processes do not use it."""
+    names = request.fixturenames
+    if "transactional_db" in names or "live_server" in names:
+        return
+    if request.node.get_closest_marker("concurrency"):
+        return
+    request.getfixturevalue("db")
