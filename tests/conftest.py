@@ -69,15 +69,17 @@ def browse_index_at_once(settings):
     settings.BROWSE_INDEX = "sync"
 
 
-@pytest.fixture(autouse=True)
-def sessions_in_the_database(request):
+def pytest_collection_modifyitems(items):
     """Sessions are server-side, in the Django database: any test may open
     a page, so every test may use that database (in a transaction rolled
     back after it). Browser tests bring their own transactional one; races
     between processes do not use it."""
-    names = request.fixturenames
-    if "transactional_db" in names or "live_server" in names:
-        return
-    if request.node.get_closest_marker("concurrency"):
-        return
-    request.getfixturevalue("db")
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        if "transactional_db" in names or "live_server" in names:
+            continue
+        if item.get_closest_marker("concurrency") or item.get_closest_marker(
+            "django_db"
+        ):
+            continue
+        item.add_marker(pytest.mark.django_db)

@@ -35,5 +35,5 @@ def sent(folder) -> list[email.message.EmailMessage]:
 
 
 @pytest.fixture
-def ada(db):
+def ada():
     return User.objects.create_user("ada@example.com", "ada@example.com", PASSWORD)
