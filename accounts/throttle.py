@@ -1,13 +1,13 @@
 """Throttling of the requests that take seats or stock (holds and adds).
 
 Fixed windows counted in MongoDB: one document per (who, window) whose
-``_id`` names both, incremented with one atomic upsert, so every worker
-process (and machine) shares the counts. Why not Django's cache framework:
-the only shared backends without a new server are the database cache,
-whose ``incr`` is a read then a write (two workers can both count 7), and
-local memory, which is per process. MongoDB is already the one store every
-process shares, and ``$inc`` is atomic. Old windows are deleted by a TTL
-index on ``expires`` (``ThrottleCount``).
+``_id`` names both, incremented atomically (``config/compat.py``
+``increment``), so every worker process (and machine) shares the counts.
+Why not Django's cache framework: the only shared backends without a new
+server are the database cache, whose ``incr`` is a read then a write (two
+workers can both count 7), and local memory, which is per process. MongoDB
+is already the one store every process shares, and ``$inc`` is atomic. Old
+windows are deleted by a TTL index on ``expires`` (``ThrottleCount``).
 
 Who: the session (its key) and the client address, each with its limit
 (settings ``THROTTLE_PER_SESSION``, ``THROTTLE_PER_ADDRESS`` per
@@ -19,9 +19,9 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.shortcuts import render
-from pymongo import ReturnDocument
 
 from accounts.documents import ThrottleCount
+from config import compat
 
 # The POSTs that take seats or stock (url names); nothing else is counted.
 THROTTLED = {"shop:add", "shop:hold_seats", "shop:best_seats"}
@@ -38,17 +38,14 @@ def client_ip(request) -> str:
 
 def hit(key: str, *, limit: int, window: int, now: datetime | None = None) -> bool:
     """Count one request for ``key``; whether it is within ``limit`` for the
-    current window of ``window`` seconds (one atomic upsert)."""
+    current window of ``window`` seconds (one atomic ``$inc``)."""
     now = now or datetime.now(UTC)
     start = int(now.timestamp()) // window * window
-    raw = ThrottleCount.coll().find_one_and_update(
-        {"_id": f"{key}|{start}"},
-        {
-            "$inc": {"n": 1},
-            "$setOnInsert": {"expires": now + timedelta(seconds=2 * window)},
-        },
-        upsert=True,
-        return_document=ReturnDocument.AFTER,
+    raw = compat.increment(
+        ThrottleCount.coll(),
+        f"{key}|{start}",
+        "n",
+        on_insert={"expires": now + timedelta(seconds=2 * window)},
     )
     return raw["n"] <= limit
 

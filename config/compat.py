@@ -13,13 +13,16 @@ Python server (0.7.0b3), see tests/test_server_conformance.py:
 * Re-creating an identical 2dsphere index: both SecantusDB servers answer
   IndexKeySpecsConflict where MongoDB answers a no-op, so
   ``config.mongo.ensure_indexes`` compares key patterns before it creates.
+* findAndModify with ``upsert`` on one ``_id`` from concurrent clients: the
+  Rust server applies every ``$inc`` but answers some of them with no
+  document; see ``increment`` (counters never upsert in findAndModify).
 """
 
 from __future__ import annotations
 
 from pymongo import ReturnDocument
 from pymongo.collection import Collection
-from pymongo.errors import OperationFailure
+from pymongo.errors import DuplicateKeyError, OperationFailure
 
 # The Python server's refusal: BadValue, "The positional operator did not
 # find the match needed from the query", though the filter matched.
@@ -54,3 +57,27 @@ def find_one_and_update_positional(
     if not collection.update_one(filter, update).matched_count:
         return None
     return collection.find_one({"_id": filter["_id"]})
+
+
+def increment(collection: Collection, _id: str, field: str, on_insert: dict) -> dict:
+    """``$inc`` ``field`` of the document ``_id`` by one, creating it (with
+    ``on_insert``) if missing; the document after, on every server.
+
+    findAndModify without upsert, then, for a missing document, an insert
+    (a concurrent insert of the same ``_id`` wins: its DuplicateKeyError is
+    the same outcome) and findAndModify again. Not one findAndModify with
+    ``upsert``: under concurrent upserts of one ``_id`` the Rust server
+    counts each but returns no document for some (tests/accounts/
+    test_limits.py has the race).
+    """
+    for _ in range(2):
+        raw = collection.find_one_and_update(
+            {"_id": _id}, {"$inc": {field: 1}}, return_document=ReturnDocument.AFTER
+        )
+        if raw is not None:
+            return raw
+        try:
+            collection.insert_one({"_id": _id, field: 0, **on_insert})
+        except DuplicateKeyError:
+            pass
+    raise RuntimeError(f"{collection.name} {_id}: the counter was not created")

@@ -17,6 +17,8 @@ def mail_dir(settings, tmp_path):
     settings.EMAIL_FILE_PATH = folder
     settings.MAIL_SYNC = True
     settings.SITE_URL = "http://testserver"
+    # A fast hasher: lockout tests log in many times.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return folder
 
 
