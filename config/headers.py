@@ -10,6 +10,12 @@ PRIVATE_NAMESPACES = {"accounts", "staff"}
 PRIVATE_NAMES = {
     "login",
     "logout",
+    "password_change",
+    "password_change_done",
+    "password_reset",
+    "password_reset_done",
+    "password_reset_confirm",
+    "password_reset_complete",
     "shop:cart",
     "shop:checkout",
     "shop:expired",
