@@ -261,7 +261,7 @@ CLIENT_IP_HEADER = os.environ.get("MARQUEE_CLIENT_IP_HEADER") or None
 
 # django-axes: 10 wrong passwords for one account lock it for 15 minutes.
 AUTHENTICATION_BACKENDS = [
-    "axes.backends.AxesStandaloneBackend",
+    "accounts.backends.LockoutBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = int(os.environ.get("MARQUEE_LOGIN_FAILURES", "10"))
