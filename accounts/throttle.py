@@ -83,11 +83,16 @@ class ThrottleMiddleware:
             return None
         if match.view_name not in THROTTLED or within_limits(request):
             return None
-        response = render(
-            request,
-            "429.html",
-            {"seconds": settings.THROTTLE_WINDOW_SECONDS},
-            status=429,
-        )
-        response["Retry-After"] = str(settings.THROTTLE_WINDOW_SECONDS)
+        seconds = settings.THROTTLE_WINDOW_SECONDS
+        if getattr(request, "htmx", False):
+            # A toast where the page shows its messages (base.html lets htmx
+            # swap a 429); the page itself stays as it is.
+            response = render(
+                request, "_throttled.html", {"seconds": seconds}, status=429
+            )
+            response["HX-Retarget"] = "#toasts"
+            response["HX-Reswap"] = "beforeend"
+        else:
+            response = render(request, "429.html", {"seconds": seconds}, status=429)
+        response["Retry-After"] = str(seconds)
         return response

@@ -221,3 +221,20 @@ def test_a_success_before_the_limit_starts_the_count_again(ada):
     for _ in range(9):
         login(Client(), ada.email, "wrong-guess")
     assert login(Client(), ada.email, PASSWORD).status_code == 302
+
+
+def test_an_htmx_hold_over_the_limit_gets_a_toast_where_messages_go(
+    client, mongo_db, show, settings
+):
+    settings.THROTTLE_PER_SESSION = 1
+    client.post(f"/cart/tickets/{show}/hold/", {"seat": "0-0"})
+    client.post(f"/cart/tickets/{show}/hold/", {"seat": "0-1"})
+
+    response = client.post(
+        f"/cart/tickets/{show}/hold/", {"seat": "0-2"}, HTTP_HX_REQUEST="true"
+    )
+
+    assert response.status_code == 429
+    assert response["HX-Retarget"] == "#toasts"
+    assert "Too many requests" in response.content.decode()
+    assert len(held_by(mongo_db, show)) == 2
