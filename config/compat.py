@@ -63,21 +63,25 @@ def increment(collection: Collection, _id: str, field: str, on_insert: dict) -> 
     """``$inc`` ``field`` of the document ``_id`` by one, creating it (with
     ``on_insert``) if missing; the document after, on every server.
 
-    findAndModify without upsert, then, for a missing document, an insert
-    (a concurrent insert of the same ``_id`` wins: its DuplicateKeyError is
-    the same outcome) and findAndModify again. Not one findAndModify with
+    findAndModify without upsert; for a missing document, an insert that is
+    itself the first increment (one command more, once per document), and
+    if a concurrent first increment inserted it meanwhile, findAndModify
+    again. Not one findAndModify with
     ``upsert``: under concurrent upserts of one ``_id`` the Rust server
     counts each but returns no document for some (tests/accounts/
     test_limits.py has the race).
     """
-    for _ in range(2):
-        raw = collection.find_one_and_update(
-            {"_id": _id}, {"$inc": {field: 1}}, return_document=ReturnDocument.AFTER
-        )
-        if raw is not None:
-            return raw
-        try:
-            collection.insert_one({"_id": _id, field: 0, **on_insert})
-        except DuplicateKeyError:
-            pass
-    raise RuntimeError(f"{collection.name} {_id}: the counter was not created")
+    raw = collection.find_one_and_update(
+        {"_id": _id}, {"$inc": {field: 1}}, return_document=ReturnDocument.AFTER
+    )
+    if raw is not None:
+        return raw
+    created = {"_id": _id, field: 1, **on_insert}
+    try:
+        collection.insert_one(created)  # this increment is the first
+        return created
+    except DuplicateKeyError:
+        pass  # a concurrent first increment made it: count on top of it
+    return collection.find_one_and_update(
+        {"_id": _id}, {"$inc": {field: 1}}, return_document=ReturnDocument.AFTER
+    )
