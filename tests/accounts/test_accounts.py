@@ -230,3 +230,17 @@ def test_a_claim_link_works_only_for_its_account(client, ada, mongo_db, mail_dir
 
     assert forged.status_code == 400 and tampered.status_code == 400
     assert mongo_db.orders.find_one({"_id": order["_id"]})["owner"].startswith("anon:")
+
+
+def test_logging_in_attaches_the_orders_this_browser_placed(client, ada, mongo_db):
+    make_product(sku="SNKR-42")
+    earlier = buy(client, mongo_db, email="typo@example.com")
+    elsewhere = buy(Client(), mongo_db, email="typo@example.com")
+
+    client.post("/accounts/login/", {"username": ada.email, "password": PASSWORD})
+
+    owner = f"user:{ada.pk}"
+    assert mongo_db.orders.find_one({"_id": earlier["_id"]})["owner"] == owner
+    # Another browser's order, even with the same email, stays its own.
+    assert mongo_db.orders.find_one({"_id": elsewhere["_id"]})["owner"] != owner
+    assert earlier["number"] in client.get("/orders/").content.decode()
