@@ -100,6 +100,10 @@ class Cart(Document):
     expires_at = me.DateTimeField(required=True)
     extensions = me.IntField(default=0, min_value=0)
     checkout_at = me.DateTimeField()
+    # The running checkout's lease (renewed at each step) and which checkout
+    # of this cart it is: the charge's reference and the fence of its writes.
+    lease_until = me.DateTimeField()
+    checkout_attempt = me.IntField(default=0, min_value=0)
     ended_at = me.DateTimeField()
 
     meta = {

@@ -87,8 +87,20 @@ class PaymentFailed(DomainError):
 
 
 class CheckoutInProgress(DomainError):
+    """Another run of this checkout holds its lease (``seconds`` left)."""
+
     message = "Your payment is already being processed; please wait a moment."
     status = 409
+
+    def __init__(self, seconds: int | None = None):
+        self.seconds = seconds
+        super().__init__(
+            None
+            if seconds is None
+            else "Your payment is already being processed. If this page does "
+            f"not move on, submit again in {seconds} seconds: nothing will be "
+            "charged twice."
+        )
 
 
 class OrderNotFound(DomainError):

@@ -132,7 +132,7 @@ def test_check_invariants_fails_naming_the_offending_skus(mongo_db, product, now
 
 
 @pytest.mark.django_db
-def test_setup_schedules_registers_the_two_shop_jobs_once():
+def test_setup_schedules_registers_the_shop_jobs_once():
     call_command("setup_schedules", verbosity=0)
     call_command("setup_schedules", verbosity=0)
 
@@ -140,6 +140,7 @@ def test_setup_schedules_registers_the_two_shop_jobs_once():
     assert sorted((s.name, s.func, s.minutes) for s in shop_jobs) == [
         ("expire_carts", "shop.tasks.expire_carts", 1),
         ("reconcile_reservations", "shop.tasks.reconcile_reservations", 5),
+        ("recover_checkouts", "shop.tasks.recover_checkouts", 1),
     ]
     assert {s.schedule_type for s in shop_jobs} == {Schedule.MINUTES}
     names = [job.name for job in schedules.declared_jobs()]
