@@ -194,7 +194,8 @@ class Order(Document):
     token = me.StringField(required=True)
     state = me.StringField(required=True, choices=ORDER_STATES)
     email = me.EmailField(required=True)
-    shipping = me.EmbeddedDocumentField(ShippingAddress, required=True)
+    # None when nothing is delivered (tickets only).
+    shipping = me.EmbeddedDocumentField(ShippingAddress)
     lines = me.EmbeddedDocumentListField(OrderLine)
     # The lines' codes (tickets), absent when there are none: an empty list
     # would collide in the unique index like a missing value.

@@ -86,6 +86,14 @@ class PaymentFailed(DomainError):
     status = 402
 
 
+class AddressNeeded(DomainError):
+    """Goods to deliver but no delivery address (the cart gained goods since
+    the page that asked for none)."""
+
+    message = "Your cart has items to deliver: please give a delivery address."
+    status = 400
+
+
 class CheckoutInProgress(DomainError):
     """Another run of this checkout holds its lease (``seconds`` left)."""
 

@@ -97,19 +97,50 @@ def _luhn_ok(digits: str) -> bool:
     return total % 10 == 0
 
 
+def _auto(token: str) -> forms.TextInput:
+    """A text input the browser may fill in (``autocomplete`` token)."""
+    return forms.TextInput(attrs={"autocomplete": token})
+
+
+ADDRESS_FIELDS = ("name", "line1", "line2", "city", "postcode", "country")
+CARD_FIELDS = ("card_number", "card_expiry", "card_cvc")
+
+
 class CheckoutForm(forms.Form):
+    """Contact, delivery address (only when the cart has goods to deliver:
+    ``needs_address``) and card."""
+
     cart = forms.CharField(
         widget=forms.HiddenInput,
         max_length=32,
         validators=[RegexValidator(CART_ID_PATTERN, "That cart is not yours.")],
     )
-    email = forms.EmailField(max_length=254)
-    name = forms.CharField(label="Full name", max_length=100)
-    line1 = forms.CharField(label="Address", max_length=120)
-    line2 = forms.CharField(label="Address line 2", max_length=120, required=False)
-    city = forms.CharField(label="Town or city", max_length=80)
-    postcode = forms.CharField(label="Postcode", max_length=16)
-    country = forms.ChoiceField(choices=COUNTRIES, initial="GB")
+    email = forms.EmailField(
+        max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email"})
+    )
+    name = forms.CharField(
+        label="Full name", max_length=100, widget=_auto("shipping name")
+    )
+    line1 = forms.CharField(
+        label="Address", max_length=120, widget=_auto("shipping address-line1")
+    )
+    line2 = forms.CharField(
+        label="Address line 2",
+        max_length=120,
+        required=False,
+        widget=_auto("shipping address-line2"),
+    )
+    city = forms.CharField(
+        label="Town or city", max_length=80, widget=_auto("shipping address-level2")
+    )
+    postcode = forms.CharField(
+        label="Postcode", max_length=16, widget=_auto("shipping postal-code")
+    )
+    country = forms.ChoiceField(
+        choices=COUNTRIES,
+        initial="GB",
+        widget=forms.Select(attrs={"autocomplete": "shipping country"}),
+    )
     card_number = forms.CharField(
         label="Card number",
         max_length=23,
@@ -127,6 +158,13 @@ class CheckoutForm(forms.Form):
         max_length=4,
         widget=CardInput(attrs={"autocomplete": "cc-csc", "inputmode": "numeric"}),
     )
+
+    def __init__(self, *args, needs_address: bool = True, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.needs_address = needs_address
+        if not needs_address:  # tickets only: nothing to deliver
+            for name in ADDRESS_FIELDS:
+                del self.fields[name]
 
     def clean_card_number(self) -> str:
         digits = "".join(self.cleaned_data["card_number"].split()).replace("-", "")
@@ -162,9 +200,8 @@ class CheckoutForm(forms.Form):
             cvc=self.cleaned_data["card_cvc"],
         )
 
-    def shipping(self) -> dict:
-        data = self.cleaned_data
-        return {
-            key: data[key]
-            for key in ("name", "line1", "line2", "city", "postcode", "country")
-        }
+    def shipping(self) -> dict | None:
+        """The delivery address, or None when nothing is delivered."""
+        if not self.needs_address:
+            return None
+        return {key: self.cleaned_data[key] for key in ADDRESS_FIELDS}

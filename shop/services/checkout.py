@@ -51,6 +51,7 @@ from shop.cart_state import (
 )
 from shop.documents import PAID, PENDING_PAYMENT, Order, Sequence
 from shop.errors import (
+    AddressNeeded,
     CartEmpty,
     CartInactive,
     CartNotFound,
@@ -242,7 +243,7 @@ def _order_lines(cart) -> tuple[list[dict], Decimal]:
     return lines, _money(subtotal)
 
 
-def _order_details(cart, *, email: str, shipping: dict) -> tuple[dict, dict]:
+def _order_details(cart, *, email: str, shipping: dict | None) -> tuple[dict, dict]:
     """The order's fields from the cart as it is now: ($set, $unset)."""
     lines, subtotal = _order_lines(cart)
     details = {
@@ -261,7 +262,7 @@ def _order_details(cart, *, email: str, shipping: dict) -> tuple[dict, dict]:
     return details, {"codes": ""}
 
 
-def _order_for(run: _Run, *, email: str, shipping: dict, now: datetime) -> Order:
+def _order_for(run: _Run, *, email: str, shipping: dict | None, now) -> Order:
     """Step 3: this cart's order, created or (after a decline) brought up to
     date with the cart as it is now, with the run's attempt in the same write
     (``payment_attempts``: a fresh charge reference per checkout, so a
@@ -414,7 +415,7 @@ def cart_checkout(
     owner: str,
     cart_id: str,
     email: str,
-    shipping: dict,
+    shipping: dict | None,
     card: Card,
     now: datetime | None = None,
 ) -> Order:
@@ -425,9 +426,10 @@ def cart_checkout(
     most one charge per checkout attempt, however many runs (a resubmit after
     the lease lapsed takes over the same attempt); units are sold only once
     the order is paid; a declined payment leaves the cart active with every
-    hold intact.
+    hold intact; goods are delivered somewhere (``shipping`` None: tickets
+    only).
 
-    Raises CartNotFound (unknown or someone else's cart), CartEmpty,
+    Raises CartNotFound (unknown or someone else's cart), CartEmpty, AddressNeeded,
     CartExpired, CartInactive, CheckoutInProgress, PricesChanged,
     LineUnavailable, OutOfStock, PaymentFailed.
     """
@@ -466,10 +468,12 @@ def cart_checkout(
     )
 
 
-def _prepare(run: _Run, *, email: str, shipping: dict, now: datetime) -> Order:
+def _prepare(run: _Run, *, email: str, shipping: dict | None, now) -> Order:
     """Steps 2-3: re-price, check the holds, the order; any refusal reopens
     the cart (if this run still has it)."""
     try:
+        if shipping is None and run.cart.items:
+            raise AddressNeeded()
         _reprice(run.cart, now)
         for kind in KINDS:
             kind.ensure_held_lines(
