@@ -174,6 +174,22 @@ def best_seats_found(held) -> str:
     return f"We found {_join(held.labels)} for you."
 
 
+def hold_extended(cart) -> str:
+    """After "Hold them longer": until when, and how many more are left."""
+    from django.utils import timezone
+
+    from shop.limits import MAX_EXTENSIONS
+
+    left = max(0, MAX_EXTENSIONS - cart.extensions)
+    until = timezone.localtime(cart.expires_at).strftime("%H:%M")
+    more = (
+        f"{left} more extension{'s' if left != 1 else ''} left"
+        if left
+        else "that was the last extension"
+    )
+    return f"Your cart is now held until {until}: {more}."
+
+
 def order_paid(order) -> str:
     return f"Thank you! Order {order.number} is paid."
 

@@ -193,9 +193,16 @@ def test_remove_clear_and_extend(client, mongo_db, product):
 
     before = the_cart(mongo_db)["expires_at"]
     response = client.post("/cart/extend/", **HTMX)
-    assert "Your items are held for longer." in response.content.decode()
+    html = response.content.decode()
+    assert "Your cart is now held until" in html and "2 more extensions left" in html
+    assert "adds 30 minutes; 2 extensions left" in html
     assert the_cart(mongo_db)["extensions"] == 1
-    assert the_cart(mongo_db)["expires_at"] >= before
+    assert the_cart(mongo_db)["expires_at"] == before + timedelta(minutes=30)
+    client.post("/cart/extend/")
+    client.post("/cart/extend/")
+    page = client.get("/cart/").content.decode()
+    assert "Hold them longer" not in page
+    assert "You have used every extension" in page
 
     client.post("/cart/clear/")
     assert the_cart(mongo_db)["items"] == []
