@@ -265,7 +265,25 @@ def test_a_typed_town_lists_the_nearest_stores_with_stock(shop, client):
 
     assert response.status_code == 302
     assert re.findall(r'data-store="(\w+)"', html) == ["bradford", "york", "london"]
-    assert "stores near Leeds" in html
+    assert "In stock in stores, nearest to Leeds" in html
+    # Each store says how far; London is not "near" Leeds, but it is listed.
+    assert re.search(r'data-store="bradford">.*?1\d\.\d km away', html)
+    assert re.search(r'data-store="london">.*?2\d\d km away', html)
+    assert "data-far" not in html
+
+
+def test_a_far_place_says_how_far_the_nearest_store_is(shop, client):
+    from catalog.services.store_stock import store_stock_set
+
+    sku = sku_of("1", "6", "red")
+    store_stock_set(store_id="london", sku=sku, quantity=5)
+
+    client.post("/location/", {"place": "Edinburgh", "next": "/p/1/"})
+    html = client.get("/p/1/").content.decode()
+
+    far = re.search(r"<p class=\"notice\" data-far>(.*?)</p>", html).group(1)
+    assert far.startswith("No store near Edinburgh has this in stock")
+    assert re.search(r"the nearest is .*, [45]\d\d km away\.$", far)
 
 
 def test_a_shared_browser_position_is_used_as_is(shop, client):
@@ -274,7 +292,7 @@ def test_a_shared_browser_position_is_used_as_is(shop, client):
     )
 
     assert response.status_code == 302
-    assert "near your location" in client.get("/p/1/").content.decode()
+    assert "nearest to your location" in client.get("/p/1/").content.decode()
 
 
 @pytest.mark.parametrize(
