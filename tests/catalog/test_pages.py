@@ -339,3 +339,32 @@ def test_store_list_groups_stores_by_region(shop, client):
 
     assert html.index("Bradford Centre") < html.index("London Oxford St")
     assert "Shop here" in html
+
+
+def test_each_variant_says_what_the_add_would_find(shop, client):
+    from catalog.services.stock import stock_restock
+    from shop.services.carts import cart_add_item
+
+    stock_restock(sku=sku_of("1", "6", "red"), quantity=10, note="in")
+    stock_restock(sku=sku_of("1", "7", "red"), quantity=3, note="in")
+    # 7 black: never stocked. Someone holds one of the three 7 red.
+    cart_add_item(owner="anon:other", sku=sku_of("1", "7", "red"), quantity=1)
+
+    def panel(sku):
+        html = client.get(f"/p/1/?sku={sku}").content.decode()
+        said = re.search(r"data-availability>([^<]*)<", html).group(1)
+        button = re.search(r'<button type="submit" class="button primary"[^>]*>', html)
+        return html, said, button.group(0)
+
+    html, said, button = panel(sku_of("1", "6", "red"))
+    assert said == "In stock" and "disabled" not in button
+    html, said, button = panel(sku_of("1", "7", "red"))
+    assert said == "Only 2 left" and "disabled" not in button
+    assert 'max="2"' in html
+    html, said, button = panel(sku_of("1", "7", "black"))
+    assert said == "Sold out" and "disabled" in button
+    assert ">Sold out</button>" in html
+    # Every option says its own availability to a screen reader.
+    assert 'title="Sold out" data-sku="1-7-black"' in html
+    assert 'title="Only 2 left" data-sku="1-7-red"' in html
+    assert 'class="variant selected sold-out"' in html
