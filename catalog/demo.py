@@ -34,7 +34,9 @@ from catalog.services.stock import stock_open
 from catalog.services.summaries import summary_of
 from config.progress import Progress
 
-BATCH = 500
+# Items per bulk write (one insert_many per collection) and per step of the
+# progress bar.
+BATCH = 200
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
 # (store id suffix, city, zip, lat, lng); group and region come from the list.
