@@ -1,7 +1,7 @@
 """Checkout: lock the cart, re-price, create the order, charge, commit.
 
 A checkout holds its pending cart with a short **lease** (``lease_until``,
-SHOP_CHECKOUT_LEASE_SECONDS, renewed at each step) and a number,
+SHOP_CHECKOUT_LEASE_SECONDS, renewed before the charge) and a number,
 ``checkout_attempt``: the fence of its cart writes and its charge's
 reference (``<order number>-<attempt>``). Once the lease has lapsed, the
 shopper's resubmit takes the checkout over (same attempt, so the same
@@ -479,7 +479,6 @@ def _prepare(run: _Run, *, email: str, shipping: dict | None, now) -> Order:
             kind.ensure_held_lines(
                 cart_id=run.cart_id, lines=kind.lines(run.cart), now=now
             )
-        run.renew()
         return _order_for(run, email=email, shipping=shipping, now=now)
     except DomainError:
         _reopen(run.cart_id, now, run.attempt)
