@@ -159,12 +159,29 @@ class CheckoutForm(forms.Form):
         widget=CardInput(attrs={"autocomplete": "cc-csc", "inputmode": "numeric"}),
     )
 
-    def __init__(self, *args, needs_address: bool = True, **kwargs):
+    def __init__(self, *args, needs_address: bool | None = True, **kwargs):
+        """``needs_address``: True (goods to deliver), False (tickets only:
+        no address fields), None (a post: the address as given, whole or
+        not at all; the checkout refuses goods without one)."""
         super().__init__(*args, **kwargs)
         self.needs_address = needs_address
-        if not needs_address:  # tickets only: nothing to deliver
+        if needs_address is False:
             for name in ADDRESS_FIELDS:
                 del self.fields[name]
+        elif needs_address is None:
+            for name in ADDRESS_FIELDS:
+                self.fields[name].required = False
+
+    def clean(self):
+        data = super().clean()
+        if self.needs_address is None and self._address_given(data):
+            for name in ADDRESS_FIELDS:
+                if name != "line2" and not data.get(name):
+                    self.add_error(name, "This field is required.")
+        return data
+
+    def _address_given(self, data) -> bool:
+        return any(data.get(name) for name in ADDRESS_FIELDS if name != "country")
 
     def clean_card_number(self) -> str:
         digits = "".join(self.cleaned_data["card_number"].split()).replace("-", "")
@@ -201,7 +218,7 @@ class CheckoutForm(forms.Form):
         )
 
     def shipping(self) -> dict | None:
-        """The delivery address, or None when nothing is delivered."""
-        if not self.needs_address:
+        """The delivery address, or None when none was asked or given."""
+        if self.needs_address is False or not self._address_given(self.cleaned_data):
             return None
         return {key: self.cleaned_data[key] for key in ADDRESS_FIELDS}

@@ -51,7 +51,12 @@ def _checkout_page(request, form: CheckoutForm | None, *, status: int = 200):
             initial={**initial, "cart": view.cart_id},
             needs_address=bool(view.product_lines),
         )
-    context = {"form": form, "view": view, "refused": refused}
+    context = {
+        "form": form,
+        "view": view,
+        "refused": refused,
+        "needs_address": bool(view.product_lines),
+    }
     return render(request, "shop/checkout.html", with_units(context), status=status)
 
 
@@ -81,9 +86,8 @@ def _checkout_refused(request, exc: DomainError):
 def checkout(request: HtmxHttpRequest):
     if request.method != "POST":
         return _checkout_page(request, None)
-    view = cart_view(owner=owner_of(request))
-    needs_address = view is None or bool(view.product_lines)
-    form = CheckoutForm(request.POST, needs_address=needs_address)
+    # The address as given: the checkout refuses goods without one.
+    form = CheckoutForm(request.POST, needs_address=None)
     if not form.is_valid():
         return _checkout_page(request, form, status=400)
     data = form.cleaned_data

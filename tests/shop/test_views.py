@@ -439,3 +439,26 @@ def test_logging_in_keeps_the_anonymous_cart(client, mongo_db, product):
     assert re.search(
         r'class="badge-count"[^>]*>2<', client.get("/cart/").content.decode()
     )
+
+
+def test_an_address_is_given_whole_or_not_at_all(client, mongo_db, product):
+    add(client)
+    cart_id = the_cart(mongo_db)["_id"]
+
+    half = client.post("/checkout/", checkout_data(cart_id, line1="", city=""))
+    html = half.content.decode()
+    assert half.status_code == 400
+    assert 'id="id_line1-errors"' in html and 'id="id_city-errors"' in html
+    assert "Delivery address" in html  # goods: the address fields are drawn
+
+    none = {
+        k: v
+        for k, v in checkout_data(cart_id).items()
+        if k not in ("name", "line1", "city", "postcode")
+    }
+    refused = client.post("/checkout/", none)
+    assert refused["Location"] == "/checkout/"
+    page = client.get("/checkout/").content.decode()
+    assert "please give a delivery address" in page
+    assert the_cart(mongo_db)["state"] == ACTIVE
+    assert mongo_db.test_gateway_charges.count_documents({}) == 0
