@@ -445,6 +445,13 @@ def _variant_attributes(rng: random.Random, department: str, sizes, colours):
     return combos
 
 
+def _description(title, brand, style, category, material) -> str:
+    start = f"{title} by {brand}: {style.lower()} {category.split('/')[-1].lower()}"
+    if category.startswith("Beauty/"):
+        return f"{start} with {material.lower()}."
+    return f"{start} in {material.lower()}, made to last."
+
+
 def _item(rng: random.Random, n: int, store_ids, groups):
     item_id = str(100000 + n)
     department = rng.choice(list(DEPARTMENTS))
@@ -452,11 +459,8 @@ def _item(rng: random.Random, n: int, store_ids, groups):
     category = rng.choice(list(categories))
     nouns, low, high = categories[category]
     sizes, colours, fitting = FITS.get(category, (sizes, COLOURS, None))
-    brand, material, style = (
-        rng.choice(brands),
-        rng.choice(fitting or materials),
-        rng.choice(styles),
-    )
+    brand, material = rng.choice(brands), rng.choice(fitting or materials)
+    style = rng.choice(styles)
     title = f"{rng.choice(ADJECTIVES)} {material} {rng.choice(nouns)}"
     item = {
         "_id": item_id,
@@ -464,21 +468,14 @@ def _item(rng: random.Random, n: int, store_ids, groups):
         "category": category,
         "brand": brand,
         "title": title,
-        "description": (
-            f"{title} by {brand}: {style.lower()} {category.split('/')[-1].lower()} "
-            + (
-                f"with {material.lower()}."
-                if department == "Beauty"
-                else f"in {material.lower()}, made to last."
-            )
-        ),
+        "description": _description(title, brand, style, category, material),
         "style": style,
         "thumbnail": None,
         "rating": round(min(5.0, max(1.0, rng.gauss(4.1, 0.55))), 1),
         "keywords": item_keywords(title=title, brand=brand, style=style),
         # Beauty's "materials" are its key ingredients.
         "attributes": {
-            ("ingredient" if department == "Beauty" else "material"): material
+            "ingredient" if department == "Beauty" else "material": material
         },
         "created_at": NOW - timedelta(days=rng.randrange(730), minutes=n),
         "version": 0,

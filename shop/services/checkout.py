@@ -263,26 +263,20 @@ def _order_details(cart, *, email: str, shipping: dict | None) -> tuple[dict, di
 
 
 def _order_for(run: _Run, *, email: str, shipping: dict | None, now) -> Order:
-    """Step 3: this cart's order, created or (after a decline) brought up to
-    date with the cart as it is now, with the run's attempt in the same write
-    (``payment_attempts``: a fresh charge reference per checkout, so a
-    decline is not replayed, and the same one for a run taken over). Never
-    back to an older attempt. Unique on cart id (and ticket codes: a code
-    drawn twice, however unlikely, is drawn again)."""
+    """Step 3: this cart's order, created or brought up to date with the
+    cart, with the run's attempt (``payment_attempts``: the charge's
+    reference; never back to an older one). Unique on cart id (and ticket
+    codes: a code drawn twice, however unlikely, is drawn again)."""
     cart = run.cart
     for _ in range(3):
         details, unset = _order_details(cart, email=email, shipping=shipping)
-        update = {
-            "$set": {**details, "payment_attempts": run.attempt},
-            **({"$unset": unset} if unset else {}),
-        }
+        update = {"$set": {**details, "payment_attempts": run.attempt}}
+        if unset:
+            update["$unset"] = unset
         try:
             raw = orders().find_one_and_update(
-                {
-                    "cart_id": cart.cart_id,
-                    "state": PENDING_PAYMENT,
-                    "payment_attempts": {"$lte": run.attempt},
-                },
+                {"cart_id": cart.cart_id, "state": PENDING_PAYMENT}
+                | {"payment_attempts": {"$lte": run.attempt}},
                 update,
                 return_document=ReturnDocument.AFTER,
             )
@@ -436,19 +430,9 @@ def cart_checkout(
     fixed, now = now, utcnow(now)
     if not isinstance(owner, str) or not owner or not isinstance(cart_id, str):
         raise CartNotFound()
-    done = _paid_order(owner, cart_id, now)
-    if done is not None:
-        return done
-    try:
-        run = _begin(owner, cart_id, now, fixed)
-    except CheckoutInProgress:
-        # Charged, and the run that charged has not finished: finish it.
-        done = _charged_order(cart_id, now)
-        if done is None:
-            raise
-        return done
-    if run.taken_over and (done := _charged_order(cart_id, now)) is not None:
-        return done
+    run = _start(owner, cart_id, now, fixed)
+    if isinstance(run, Order):
+        return run
     faults.point("checkout.after_pending")
     order = _prepare(run, email=email, shipping=shipping, now=now)
     faults.point("checkout.after_order")
@@ -466,6 +450,25 @@ def cart_checkout(
             reference, outcome="paid", message="", card=card.label, now=now
         ),
     )
+
+
+def _start(owner: str, cart_id: str, now, fixed) -> "_Run | Order":
+    """Step 1, or the end already: the paid order (a repeated submit, or a
+    run stopped after charging, finished now), else this run."""
+    done = _paid_order(owner, cart_id, now)
+    if done is not None:
+        return done
+    try:
+        run = _begin(owner, cart_id, now, fixed)
+    except CheckoutInProgress:
+        # Charged, and the run that charged has not finished: finish it.
+        done = _charged_order(cart_id, now)
+        if done is None:
+            raise
+        return done
+    if run.taken_over and (done := _charged_order(cart_id, now)) is not None:
+        return done
+    return run
 
 
 def _prepare(run: _Run, *, email: str, shipping: dict | None, now) -> Order:
