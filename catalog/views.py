@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
 from catalog import errors as say
+from catalog import events
 from catalog.errors import UnknownStore
 from catalog.forms import (
     BrowseForm,
@@ -58,6 +59,10 @@ def browse_page(request: HtmxHttpRequest, path: str = ""):
     page = browse(form.browse_query())
     if not page.exists:
         raise Http404(say.NO_SUCH_CATEGORY)
+    if page.query.text and page.query.after is None:
+        events.searched.send(
+            sender=None, request=request, text=page.query.text, results=page.total
+        )
     context = {"form": form, "page": page, "sorts": SORTS, "chips": form.chips()}
     return _render(
         request, "catalog/browse.html", "browse", context, status=200 if valid else 400
@@ -92,6 +97,12 @@ def item_detail(request: HtmxHttpRequest, item_id: str):
         page = item_page(
             item_id=item_id, sku=form.cleaned_data["sku"], location=_location(request)
         )
+    events.item_viewed.send(
+        sender=None,
+        request=request,
+        item_id=page.item_id,
+        sku=page.chosen.sku if page.chosen else None,
+    )
     return _render(request, "catalog/item.html", "variant-panel", {"page": page})
 
 

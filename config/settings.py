@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "booking",
     "shop",
     "staff",
+    "activity",
 ]
 
 MIDDLEWARE = [
@@ -167,6 +168,9 @@ CART_HOLD_MINUTES = int(os.environ.get("MARQUEE_HOLD_MINUTES", "30"))
 # lapsed a resubmit (or the reconciler, every minute) takes the checkout over.
 # Longer than a payment provider's call may take.
 SHOP_CHECKOUT_LEASE_SECONDS = int(os.environ.get("MARQUEE_CHECKOUT_LEASE", "45"))
+# How long an ended cart (expired, canceled, complete) is kept before the
+# purge_carts job deletes it; its order keeps everything the order needs.
+CART_RETENTION_DAYS = float(os.environ.get("MARQUEE_CART_RETENTION_DAYS", "7"))
 
 # --- Browse --------------------------------------------------------------
 # The in-memory facet index of each department (catalog.selectors.
@@ -207,3 +211,23 @@ LOGGING = {
 # --- Staff ---------------------------------------------------------------
 # A SKU with fewer free units than this is listed on the staff dashboard.
 LOW_STOCK_THRESHOLD = int(os.environ.get("MARQUEE_LOW_STOCK", "5"))
+
+# --- Activity log --------------------------------------------------------
+# What shoppers do (searches, views, cart changes, seat holds, paid orders),
+# one small document each, in one collection per period. See activity/.
+ACTIVITY_LOG = _env_bool("MARQUEE_ACTIVITY_LOG", True)
+ACTIVITY_PERIOD = os.environ.get("MARQUEE_ACTIVITY_PERIOD", "week")
+if ACTIVITY_PERIOD not in ("week", "month"):
+    raise ImproperlyConfigured("MARQUEE_ACTIVITY_PERIOD must be week or month.")
+ACTIVITY_RETENTION_DAYS = int(os.environ.get("MARQUEE_ACTIVITY_RETENTION_DAYS", "90"))
+# The writer: a queue of at most ACTIVITY_QUEUE events, flushed every
+# ACTIVITY_FLUSH_SECONDS or as soon as ACTIVITY_BATCH wait; a request waits
+# at most ACTIVITY_BUDGET_MS for room in a full queue, then the event is
+# dropped (and counted).
+ACTIVITY_QUEUE = int(os.environ.get("MARQUEE_ACTIVITY_QUEUE", "10000"))
+ACTIVITY_BATCH = int(os.environ.get("MARQUEE_ACTIVITY_BATCH", "500"))
+ACTIVITY_FLUSH_SECONDS = float(os.environ.get("MARQUEE_ACTIVITY_FLUSH_SECONDS", "1"))
+ACTIVITY_BUDGET_MS = float(os.environ.get("MARQUEE_ACTIVITY_BUDGET_MS", "0"))
+# "Often bought together": paid orders of the last N days, top K per item.
+BOUGHT_TOGETHER_DAYS = int(os.environ.get("MARQUEE_BOUGHT_TOGETHER_DAYS", "30"))
+BOUGHT_TOGETHER_TOP = int(os.environ.get("MARQUEE_BOUGHT_TOGETHER_TOP", "5"))

@@ -102,16 +102,19 @@ def lease_open(cart, now: datetime, lease: timedelta) -> bool:
     return until > now
 
 
-def lapsed_filter(now: datetime, lease: timedelta) -> dict:
-    """Pending carts whose checkout lease lapsed (the filter of ``not
-    lease_open``): the guard of a takeover, by a resubmit or the reconciler."""
-    return {
-        "state": PENDING,
-        "$or": [
-            {"lease_until": {"$lte": now}},
-            {"lease_until": {"$exists": False}, "checkout_at": {"$lte": now - lease}},
-        ],
-    }
+def lapsed_filters(now: datetime, lease: timedelta) -> list[dict]:
+    """Pending carts whose checkout lease lapsed (``not lease_open``), as
+    filters to try in turn: the guard of a takeover, by a resubmit or the
+    reconciler. Two filters, not one top-level ``$or`` (config/compat.py);
+    the second finds carts pending from before leases existed."""
+    return [
+        {"state": PENDING, "lease_until": {"$lte": now}},
+        {
+            "state": PENDING,
+            "lease_until": {"$exists": False},
+            "checkout_at": {"$lte": now - lease},
+        },
+    ]
 
 
 def open_filter(now: datetime) -> dict:

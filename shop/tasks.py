@@ -2,6 +2,7 @@
 
 from config.schedules import Job
 from shop.services.checkout import checkouts_recover
+from shop.services.cleanup import carts_purge
 from shop.services.expiry import carts_expire
 from shop.services.reconcile import reservations_reconcile
 
@@ -11,6 +12,7 @@ SCHEDULES: list[Job] = [
     # A checkout's lease is under a minute: one cut off is resolved within
     # about two (the reconciler also does this, every five).
     Job("recover_checkouts", "shop.tasks.recover_checkouts", 1),
+    Job("purge_carts", "shop.tasks.purge_carts", 60),
 ]
 
 
@@ -27,3 +29,8 @@ def reconcile_reservations() -> dict:
 def recover_checkouts() -> int:
     """Checkouts whose lease lapsed -> finished (charged) or reopened."""
     return checkouts_recover()
+
+
+def purge_carts() -> int:
+    """Ended carts past CART_RETENTION_DAYS -> deleted; returns how many."""
+    return carts_purge()

@@ -62,6 +62,17 @@ def mongo_db(mongo_uri, mongo_admin):
 
 
 @pytest.fixture(autouse=True)
+def activity_written(mongo_db):
+    """The activity a test's pages logged is written to that test's database
+    before it is dropped, never into the next test's (activity/)."""
+    from activity.services import writer
+
+    writer.writer().discard()
+    yield
+    writer.flush()
+
+
+@pytest.fixture(autouse=True)
 def browse_index_at_once(settings):
     """Browse indexes are built within the request that needs them, so a
     test sees the index's answer, never a race with a background build

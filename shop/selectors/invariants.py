@@ -97,8 +97,9 @@ def _chunks(cursor, size=_BATCH):
 
 
 def checkout_problems(*, now: datetime | None = None) -> list[Problem]:
-    """Paid order => complete cart, and complete cart => paid order, except
-    while a checkout holds its lease (it is finishing right now)."""
+    """Paid order => complete cart (or none: purged after its retention),
+    and complete cart => paid order, except while a checkout holds its lease
+    (it is finishing right now)."""
     now = utcnow(now)
     problems = []
     paid = Order.coll().find(
@@ -114,12 +115,13 @@ def checkout_problems(*, now: datetime | None = None) -> list[Problem]:
             )
         }
         for order in chunk:
+            # No cart: purged after its retention (shop.services.cleanup).
             cart = found.get(order["cart_id"])
-            state = cart["state"] if cart else "missing"
-            if state != COMPLETE and not lease_open(cart or {}, now, lease_time()):
-                problems.append(
-                    Problem("order", order["number"], f"paid but its cart is {state}")
-                )
+            if cart is None or cart["state"] == COMPLETE:
+                continue
+            if not lease_open(cart, now, lease_time()):
+                message = f"paid but its cart is {cart['state']}"
+                problems.append(Problem("order", order["number"], message))
     complete = Cart.coll().find({"state": COMPLETE}, {"_id": 1})
     for chunk in _chunks(complete):
         ids = [c["_id"] for c in chunk]

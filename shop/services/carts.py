@@ -13,6 +13,7 @@ from pymongo import ReturnDocument
 from catalog.errors import AlreadyReserved, InvalidQuantity, OutOfStock
 from catalog.selectors.pricing import sellable
 from catalog.services.stock import stock_adjust, stock_reserve, stock_transfer
+from config import compat
 from config.errors import DomainError
 from shop import faults
 from shop.cart_state import ACTIVE, CANCELED, live_filter, open_filter, refusal
@@ -160,10 +161,10 @@ def _record_new(cart_id: str, product, quantity: int, now: datetime) -> dict | N
         "unit_price": Decimal128(product.unit_price),
         "added_at": now,
     }
-    raw = carts().find_one_and_update(
-        {"_id": cart_id, "state": ACTIVE, "items.sku": {"$ne": sku}},
+    raw = update_then_read(
+        cart_id,
+        {"items.sku": {"$ne": sku}},
         {"$push": {"items": son}, "$set": touch(now)},
-        return_document=ReturnDocument.AFTER,
     )
     if raw is not None:
         return raw
@@ -312,7 +313,9 @@ def cart_extend_hold(*, owner: str, now: datetime | None = None) -> Cart:
         if raw is None:
             raise missing_cart(owner, now, CartNotFound("You have no cart to extend."))
         until = raw["expires_at"]
-        extended = carts().find_one_and_update(
+        # An update, then a read by _id (config/compat.py).
+        extended = compat.update_then_read(
+            carts(),
             {
                 "_id": raw["_id"],
                 **live_filter(owner),
@@ -324,7 +327,6 @@ def cart_extend_hold(*, owner: str, now: datetime | None = None) -> Cart:
                 "$set": {"modified_at": now, "expires_at": until + hold_time()},
                 "$inc": {"extensions": 1},
             },
-            return_document=ReturnDocument.AFTER,
         )
         if extended is not None:
             return load_cart(extended)
