@@ -185,8 +185,9 @@ MONGO_EMBEDDED_CACHE = os.environ.get("MARQUEE_DB_CACHE", "1G")
 # --- Reservations --------------------------------------------------------
 # How long a cart holds stock and seats after its last change.
 CART_HOLD_MINUTES = int(os.environ.get("MARQUEE_HOLD_MINUTES", "30"))
-# A checkout's lease on its pending cart, renewed at each step: once it has
-# lapsed a resubmit (or the reconciler, every minute) takes the checkout over.
+# A checkout's lease on its pending cart (renewed before the charge if a third
+# of it has gone): once it has lapsed a resubmit (or the reconciler, every
+# minute) takes the checkout over.
 # Longer than a payment provider's call may take.
 SHOP_CHECKOUT_LEASE_SECONDS = int(os.environ.get("MARQUEE_CHECKOUT_LEASE", "45"))
 # How long an ended cart (expired, canceled, complete) is kept before the

@@ -1,20 +1,21 @@
 """Checkout: lock the cart, re-price, create the order, charge, commit.
 
 A checkout holds its pending cart with a short **lease** (``lease_until``,
-SHOP_CHECKOUT_LEASE_SECONDS, renewed before the charge) and a number,
-``checkout_attempt``: the fence of its cart writes and its charge's
-reference (``<order number>-<attempt>``). Once the lease has lapsed, the
-shopper's resubmit takes the checkout over (same attempt, so the same
-reference: the provider charges a reference once, whoever asks) and
-finishes it; the reconciler, every minute, finishes or undoes it
+SHOP_CHECKOUT_LEASE_SECONDS; renewed before the charge once a third of it
+has gone) and a number, ``checkout_attempt``: the fence of its cart writes
+and its charge's reference (``<order number>-<attempt>``). Once the lease
+has lapsed, the shopper's resubmit takes the checkout over (same attempt,
+so the same reference: the provider charges a reference once, whoever
+asks) and finishes it; the reconciler, every minute, finishes or undoes it
 (``checkout_recover``). Within the lease a resubmit finishes a checkout the
 provider says was paid, else waits (CheckoutInProgress).
 
 The steps and what each leaves behind if the process dies right after it:
 
-1. cart ``active -> pending`` (findAndModify; refuses an expired, empty or
-   someone else's cart), with a new attempt and a lease. Left pending: a
-   resubmit after the lease finishes it; the reconciler reopens it.
+1. cart ``active -> pending`` (one update per kind of line; refuses an
+   expired, empty or someone else's cart), with a new attempt and a
+   lease. Left pending: a resubmit after the lease finishes it; the
+   reconciler reopens it.
 2. every line re-priced from the catalog; a change is written to the cart,
    which goes back to active, and the shopper is shown it before paying.
 3. the order (unique on cart id: a repeat finds it), ``pending_payment``,
@@ -135,9 +136,13 @@ class _Run:
         """The guard of this run's cart writes: still its checkout."""
         return {"_id": self.cart_id, "state": PENDING, **_attempt_is(self.attempt)}
 
-    def renew(self) -> None:
-        """Push the lease on: this run is alive (a no-op once taken over)."""
+    def renew(self, locked_at: datetime) -> None:
+        """Push the lease on if a third of it has gone since ``locked_at``:
+        this run is alive (a no-op once taken over). A checkout that got
+        here quickly, as nearly all do, spends no command on it."""
         now = self.fixed_now or timezone.now()
+        if now - locked_at < lease_time() / 3:
+            return
         carts().update_one(self.fence(), {"$set": {"lease_until": now + lease_time()}})
 
 
@@ -457,7 +462,7 @@ def cart_checkout(
     faults.point("checkout.after_pending")
     order = _prepare(run, email=email, shipping=shipping, now=now)
     faults.point("checkout.after_order")
-    run.renew()
+    run.renew(locked_at=now)
     reference = f"{order.number}-{order.payment_attempts}"
     charge = _charge(order, reference, card, now, run)
     faults.point("checkout.after_charge")

@@ -171,3 +171,23 @@ def test_a_complete_cart_without_a_paid_order_breaks_an_invariant(mongo_db, cart
     assert [str(p) for p in checkout_problems(now=now)] == [
         f"cart {cart.cart_id}: complete without a paid order"
     ]
+
+
+def test_a_slow_run_renews_its_lease_before_charging(mongo_db, cart, now):
+    from shop.services import checkout as service
+
+    # The lock at T0; the charge is reached 20 s later (more than a third
+    # of the lease): the lease is pushed on from there.
+    run = service._begin(ALICE, cart.cart_id, now, now + timedelta(seconds=20))
+    run.renew(locked_at=now)
+    assert (
+        mongo_db.carts.find_one()["lease_until"]
+        == now + timedelta(seconds=20) + lease_time()
+    )
+    # A quick run spends no command on it.
+    run = service._Run(run.cart, run.attempt, False, now + timedelta(seconds=5))
+    run.renew(locked_at=now)
+    assert (
+        mongo_db.carts.find_one()["lease_until"]
+        == now + timedelta(seconds=20) + lease_time()
+    )
