@@ -452,6 +452,28 @@ def _description(title, brand, style, category, material) -> str:
     return f"{start} in {material.lower()}, made to last."
 
 
+def _prices(rng: random.Random, base, variants, store_ids, groups) -> dict:
+    """The item's online price and, for some items, regional, per-size,
+    clearance and per-colourway prices (price document id -> amount)."""
+    item_id = variants[0]["item_id"]
+    prices = {f"{item_id}_{ONLINE}": base}
+    if rng.random() < 0.3:  # regional pricing for a group or two
+        for group in rng.sample(groups, rng.choice([1, 2])):
+            factor = Decimal(str(rng.choice([0.9, 0.95, 1.05, 1.1])))
+            prices[f"{item_id}_{group}"] = (base * factor).quantize(Decimal("1.00"))
+    if rng.random() < 0.15:  # bigger sizes cost a little more online
+        for variant in variants[len(variants) // 2 :]:
+            prices[f"{variant['_id']}_{ONLINE}"] = base + Decimal("5.00")
+    if rng.random() < 0.05:  # clearance in a few stores
+        for store_id in rng.sample(store_ids, 3):
+            prices[f"{item_id}_{store_id}"] = (base * Decimal("0.7")).quantize(
+                Decimal("1.00")
+            )
+    if rng.random() < 0.03:  # one colourway discounted in one group
+        prices[f"{variants[0]['_id']}_{rng.choice(groups)}"] = base - Decimal("1.00")
+    return prices
+
+
 def _item(rng: random.Random, n: int, store_ids, groups):
     item_id = str(100000 + n)
     department = rng.choice(list(DEPARTMENTS))
@@ -487,22 +509,7 @@ def _item(rng: random.Random, n: int, store_ids, groups):
         )
     ]
 
-    base = _money(rng, low, high)
-    prices = {f"{item_id}_{ONLINE}": base}
-    if rng.random() < 0.3:  # regional pricing for a group or two
-        for group in rng.sample(groups, rng.choice([1, 2])):
-            factor = Decimal(str(rng.choice([0.9, 0.95, 1.05, 1.1])))
-            prices[f"{item_id}_{group}"] = (base * factor).quantize(Decimal("1.00"))
-    if rng.random() < 0.15:  # bigger sizes cost a little more online
-        for variant in variants[len(variants) // 2 :]:
-            prices[f"{variant['_id']}_{ONLINE}"] = base + Decimal("5.00")
-    if rng.random() < 0.05:  # clearance in a few stores
-        for store_id in rng.sample(store_ids, 3):
-            prices[f"{item_id}_{store_id}"] = (base * Decimal("0.7")).quantize(
-                Decimal("1.00")
-            )
-    if rng.random() < 0.03:  # one colourway discounted in one group
-        prices[f"{variants[0]['_id']}_{rng.choice(groups)}"] = base - Decimal("1.00")
+    prices = _prices(rng, _money(rng, low, high), variants, store_ids, groups)
     return item, variants, prices
 
 
@@ -530,6 +537,40 @@ def _stock(rng: random.Random, item, variants, stores) -> list[dict]:
 COLLECTIONS = (Item, Variant, Price, Summary, BrowseScope, StoreStock, Store)
 
 
+def _batch(rng, numbers, store_ids, groups, stores) -> dict[str, list]:
+    """The documents of the items ``numbers``: items, variants, prices,
+    browse summaries and store stock."""
+    batch: dict[str, list] = {
+        name: [] for name in ("items", "variants", "prices", "summaries", "stock")
+    }
+    for n in numbers:
+        item, variants, prices = _item(rng, n, store_ids, groups)
+        batch["items"].append(item)
+        batch["variants"] += variants
+        batch["prices"] += [
+            {"_id": pid, "amount": Decimal128(amount)} for pid, amount in prices.items()
+        ]
+        summary = summary_of(item=item, variants=variants, prices=prices)
+        if summary is not None:
+            batch["summaries"].append(summary)
+        batch["stock"] += _stock(rng, item, variants, stores)
+    return batch
+
+
+def _open_online(rng: random.Random, variants) -> int:
+    """Online stock for the web shop's carts: a few SKUs run low so shoppers
+    see "only 2 left"; SKUs that already have stock (a second load) keep
+    theirs, holds included. Returns how many SKUs were opened."""
+    return stock_open(
+        quantities={
+            v["_id"]: rng.choice([2, 3, 5])
+            if rng.random() < 0.1
+            else rng.randint(10, 60)
+            for v in variants
+        }
+    )
+
+
 def load(*, items: int, seed: int, out) -> None:
     """Replace the catalogue with ``items`` generated items (and the stores)."""
     started = time.monotonic()
@@ -549,20 +590,8 @@ def load(*, items: int, seed: int, out) -> None:
     tally = scopes.Tally()
     with Progress("catalog items", items, stream=out) as progress:
         for first in range(0, items, BATCH):
-            batch = {name: [] for name in ("items", "variants", "prices", "summaries")}
-            batch["stock"] = []
-            for n in range(first, min(first + BATCH, items)):
-                item, variants, prices = _item(rng, n, store_ids, groups)
-                batch["items"].append(item)
-                batch["variants"] += variants
-                batch["prices"] += [
-                    {"_id": pid, "amount": Decimal128(amount)}
-                    for pid, amount in prices.items()
-                ]
-                summary = summary_of(item=item, variants=variants, prices=prices)
-                if summary is not None:
-                    batch["summaries"].append(summary)
-                batch["stock"] += _stock(rng, item, variants, stores)
+            numbers = range(first, min(first + BATCH, items))
+            batch = _batch(rng, numbers, store_ids, groups, stores)
             for name, document in [
                 ("items", Item),
                 ("variants", Variant),
@@ -572,21 +601,10 @@ def load(*, items: int, seed: int, out) -> None:
             ]:
                 if batch[name]:
                     document.coll().insert_many(batch[name], ordered=False)
-            # Online stock for the web shop's carts: a few SKUs run low so
-            # shoppers see "only 2 left"; SKUs that already have stock (a
-            # second load) keep theirs, reservations included.
-            totals["online"] += stock_open(
-                quantities={
-                    v["_id"]: online_rng.choice([2, 3, 5])
-                    if online_rng.random() < 0.1
-                    else online_rng.randint(10, 60)
-                    for v in batch["variants"]
-                }
-            )
+            totals["online"] += _open_online(online_rng, batch["variants"])
             tally.add(batch["summaries"])
-            totals["variants"] += len(batch["variants"])
-            totals["prices"] += len(batch["prices"])
-            totals["stock"] += len(batch["stock"])
+            for name in ("variants", "prices", "stock"):
+                totals[name] += len(batch[name])
             progress.advance(len(batch["items"]))
     scopes_write(tally)
     out.write(

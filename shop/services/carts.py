@@ -377,20 +377,23 @@ def cart_merge(
                 line=line,
                 now=now,
             )
-    emptied = {f"{kind.field}.0": {"$exists": False} for kind in KINDS}
-    if (
-        carts()
-        .update_one(
-            {"_id": source.cart_id, "state": ACTIVE, **emptied},
-            {
-                "$set": {"state": CANCELED, "ended_at": now, "modified_at": now},
-                "$unset": {"live_owner": ""},
-            },
-        )
-        .modified_count
-    ):
-        owners.release(owner=from_owner, cart_id=source.cart_id)
+    _cancel_if_emptied(source.cart_id, from_owner, now)
     return reload(target.cart_id)
+
+
+def _cancel_if_emptied(cart_id: str, owner: str, now: datetime) -> None:
+    """The anonymous cart, once every line left it, is canceled (guarded on
+    being active and empty) and its owner's claim released."""
+    emptied = {f"{kind.field}.0": {"$exists": False} for kind in KINDS}
+    canceled = carts().update_one(
+        {"_id": cart_id, "state": ACTIVE, **emptied},
+        {
+            "$set": {"state": CANCELED, "ended_at": now, "modified_at": now},
+            "$unset": {"live_owner": ""},
+        },
+    )
+    if canceled.modified_count:
+        owners.release(owner=owner, cart_id=cart_id)
 
 
 def _hand_over(cart_id: str, from_owner: str, to_owner: str, now: datetime) -> bool:

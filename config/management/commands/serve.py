@@ -126,19 +126,7 @@ class Command(BaseCommand):
         try:
             uri = settings.MONGODB_URI
             if uri is None:
-                chosen = engine.resolve()
-                if chosen.fallback_reason:
-                    self.stderr.write(chosen.fallback_reason)
-                embedded = EmbeddedServer(
-                    settings.MONGO_EMBEDDED_DIR,
-                    settings.MONGO_EMBEDDED_LOG,
-                    engine=chosen,
-                    cache_size=settings.MONGO_EMBEDDED_CACHE,
-                )
-                self.stdout.write(
-                    f"starting embedded MongoDB (SecantusDB, {chosen.name} server) "
-                    f"in {embedded.data_dir}"
-                )
+                embedded = self._embedded()
                 uri = embedded.start()
                 supervisor = Supervisor(
                     embedded, log=self.stderr.write, backoff=opts["db_restart_backoff"]
@@ -173,6 +161,23 @@ class Command(BaseCommand):
             if embedded is not None:
                 embedded.stop()
         self.stdout.write("Marquee stopped")
+
+    def _embedded(self) -> EmbeddedServer:
+        """The embedded server the chosen engine runs (not started yet)."""
+        chosen = engine.resolve()
+        if chosen.fallback_reason:
+            self.stderr.write(chosen.fallback_reason)
+        embedded = EmbeddedServer(
+            settings.MONGO_EMBEDDED_DIR,
+            settings.MONGO_EMBEDDED_LOG,
+            engine=chosen,
+            cache_size=settings.MONGO_EMBEDDED_CACHE,
+        )
+        self.stdout.write(
+            f"starting embedded MongoDB (SecantusDB, {chosen.name} server) "
+            f"in {embedded.data_dir}"
+        )
+        return embedded
 
     def _prepare(self, opts) -> None:
         quiet = {"verbosity": 0}
