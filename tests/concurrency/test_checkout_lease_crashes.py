@@ -20,7 +20,9 @@ from tests.concurrency.cart_processes import run_until_crash
 from tests.shop.factories import SHIPPING, card, make_product
 from tests.shop.test_views import checkout_data
 
-pytestmark = pytest.mark.concurrency
+# The shopper's resubmit is a page (its session lives in the Django
+# database); the crashed checkout runs in a child process of its own.
+pytestmark = [pytest.mark.concurrency, pytest.mark.django_db]
 
 CHECKOUT_POINTS = (
     "checkout.after_pending",
