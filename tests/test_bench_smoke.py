@@ -51,12 +51,15 @@ def run_bench(tmp_path, *args: str) -> tuple[subprocess.CompletedProcess, list]:
     return done, scenario["results"]
 
 
-# At most this many commands between two flows of one run: a checkout whose
-# first count of a new hour bucket collided with a concurrent one (its
-# upsert is retried as an update: 1), and, over HTTP, a flow whose adds
-# straddle a throttle window's start (its session's counter for the new
-# window is made: 1; accounts/throttle.py).
-COUNTER_RACE_SPREAD = 2
+# At most this many commands between two flows of one run. Services: a
+# checkout whose first count of a new hour bucket collided with a concurrent
+# one (its upsert is retried as an update: 1), or whose lease was renewed
+# (1). Over HTTP, also: a flow's four adds run in parallel in one session,
+# so their first hits of the session's throttle counter collide (the losers'
+# increment is one command more, accounts/throttle.py and config/compat.py
+# ``increment``: up to 3), and an add that straddles a throttle window's
+# start makes the new window's counter (1).
+FLOW_SPREAD = {"services": 2, "http": 6}
 
 
 def assert_sound(result: dict, scenario: str, output: str) -> None:
@@ -84,7 +87,7 @@ def assert_sound(result: dict, scenario: str, output: str) -> None:
         if level == "raw":
             assert len(counts) == 1, (level, counts)
         else:
-            assert counts[-1] - counts[0] <= COUNTER_RACE_SPREAD, (level, counts)
+            assert counts[-1] - counts[0] <= FLOW_SPREAD[level], (level, counts)
 
 
 def test_quick_cart_runs_at_every_level_with_their_ratios_and_searches(tmp_path):
