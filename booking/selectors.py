@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
 from django.utils import timezone
 
 from booking import checks
-from booking.documents import FREE, GAP, TAKEN, Session
+from booking.documents import FREE, GAP, TAKEN, Session, Theater
 from booking.errors import SessionNotFound
 from booking.values import (
     HeldSeat,
@@ -202,6 +203,35 @@ def upcoming_sessions(
         )
         for name, show in shows.items()
     ]
+
+
+@dataclass(frozen=True)
+class TheaterChoice:
+    """A hall as the box office picks it: its zones (code, name), best first."""
+
+    theater_id: str
+    name: str
+    zones: tuple[tuple[str, str], ...]
+
+
+def theaters_list() -> list[TheaterChoice]:
+    """Every theater by name, with the zones a performance needs prices for."""
+    found = Theater.coll().find({}, {"name": 1, "zones": 1, "layout.zone": 1})
+    theaters = []
+    for doc in found:
+        used = {c.get("zone") for row in doc.get("layout") or [] for c in row}
+        zones = sorted(
+            (z for z in doc["zones"] if z["code"] in used),
+            key=lambda z: (z["rank"], z["name"]),
+        )
+        theaters.append(
+            TheaterChoice(
+                theater_id=str(doc["_id"]),
+                name=doc["name"],
+                zones=tuple((z["code"], z["name"]) for z in zones),
+            )
+        )
+    return sorted(theaters, key=lambda t: t.name)
 
 
 def _performance(doc: dict) -> Performance:

@@ -5,7 +5,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-from catalog.documents import Inventory, StockMovement
+from django.conf import settings
+
+from catalog.documents import Inventory, StockMovement, StockThreshold
 
 
 @dataclass(frozen=True)
@@ -44,19 +46,106 @@ def stock_free(*, skus: Iterable[str]) -> dict[str, int]:
     return {doc["_id"]: doc["quantity"] for doc in found}
 
 
-def stock_level(*, sku: str) -> StockLevel | None:
-    doc = _inventories().find_one({"_id": sku})
-    if doc is None:
-        return None
+# What a SKU's level is read from: the one place that knows how free, held,
+# sold and received units are stored on an inventory.
+_LEVEL_FIELDS = {"quantity": 1, "reservations.quantity": 1, "sold": 1, "received": 1}
+
+
+def _level(doc: dict) -> StockLevel:
     entries = doc.get("reservations") or []
     return StockLevel(
-        sku=sku,
+        sku=doc["_id"],
         free=doc["quantity"],
         held=sum(e["quantity"] for e in entries),
         sold=doc.get("sold", 0),
         received=doc.get("received", 0),
         holders=len(entries),
     )
+
+
+def stock_level(*, sku: str) -> StockLevel | None:
+    doc = _inventories().find_one({"_id": sku}, _LEVEL_FIELDS)
+    return None if doc is None else _level(doc)
+
+
+def stock_levels(*, skus: Iterable[str]) -> dict[str, StockLevel]:
+    """The levels of many SKUs (one query); SKUs without online stock are absent."""
+    found = _inventories().find({"_id": {"$in": list(skus)}}, _LEVEL_FIELDS)
+    return {doc["_id"]: _level(doc) for doc in found}
+
+
+@dataclass(frozen=True)
+class LowStock:
+    sku: str
+    free: int
+    threshold: int
+
+
+def stock_thresholds(*, skus: Iterable[str]) -> dict[str, int]:
+    """The SKUs' own low-stock thresholds (SKUs on the default are absent)."""
+    found = StockThreshold.coll().find({"_id": {"$in": list(skus)}})
+    return {doc["_id"]: doc["threshold"] for doc in found}
+
+
+def stock_low(*, default: int | None = None, limit: int = 100) -> list[LowStock]:
+    """SKUs whose free units are under their threshold, fewest free first.
+
+    The threshold is the SKU's own (``StockThreshold``) or ``default``
+    (settings.LOW_STOCK_THRESHOLD). Index-served: inventories under the
+    default (index on ``quantity``), then the few SKUs whose own threshold
+    is higher than the default.
+    """
+    default = settings.LOW_STOCK_THRESHOLD if default is None else default
+    under = list(
+        _inventories()
+        .find({"quantity": {"$lt": default}}, {"quantity": 1})
+        .sort([("quantity", 1), ("_id", 1)])
+        .limit(limit * 2)
+    )
+    own = stock_thresholds(skus=[doc["_id"] for doc in under])
+    higher = {
+        doc["_id"]: doc["threshold"]
+        for doc in StockThreshold.coll().find({"threshold": {"$gt": default}})
+    }
+    found = {
+        doc["_id"]: LowStock(doc["_id"], doc["quantity"], own.get(doc["_id"], default))
+        for doc in under
+        if doc["quantity"] < own.get(doc["_id"], default)
+    }
+    for doc in _inventories().find({"_id": {"$in": list(higher)}}, {"quantity": 1}):
+        if doc["quantity"] < higher[doc["_id"]]:
+            found[doc["_id"]] = LowStock(
+                doc["_id"], doc["quantity"], higher[doc["_id"]]
+            )
+    return sorted(found.values(), key=lambda low: (low.free, low.sku))[:limit]
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    seq: int
+    quantity: int
+    kind: str
+    note: str
+    at: datetime
+    voided: bool
+
+
+def stock_ledger(*, sku: str, limit: int = 20) -> list[LedgerEntry]:
+    """A SKU's latest ledger entries, newest first (voided: refused)."""
+    doc = _inventories().find_one({"_id": sku}, {"voided": 1}) or {}
+    voided = set(doc.get("voided") or [])
+    found = StockMovement.coll().find({"sku": sku}).sort("seq", -1).limit(limit)
+    return [
+        LedgerEntry(
+            seq=e["seq"],
+            quantity=e["quantity"],
+            kind=e.get("kind", "receipt"),
+            note=e.get("note", ""),
+            at=e["at"],
+            voided=e["seq"] in voided,
+        )
+        for e in found
+    ]
 
 
 def stock_hold(*, sku: str, cart_id: str) -> StockHold | None:
@@ -120,7 +209,7 @@ def stock_problems() -> list[StockProblem]:
     Per SKU, from one document (an atomic snapshot): ``quantity >= 0``;
     every entry holds at least one unit and no cart has two entries;
     ``quantity + held + sold == received``; and ``received`` equals the sum of
-    the ledger entries applied so far (seq <= ledger_seq).
+    the ledger entries applied so far (seq <= ledger_seq, not voided).
     """
     ledger: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for entry in StockMovement.coll().find({}, {"sku": 1, "seq": 1, "quantity": 1}):
@@ -133,7 +222,12 @@ def stock_problems() -> list[StockProblem]:
         held = sum(e["quantity"] for e in entries)
         free, sold = doc["quantity"], doc.get("sold", 0)
         received = doc.get("received", 0)
-        applied = sum(q for seq, q in ledger[sku] if seq <= doc.get("ledger_seq", 0))
+        voided = set(doc.get("voided") or [])
+        applied = sum(
+            q
+            for seq, q in ledger[sku]
+            if seq <= doc.get("ledger_seq", 0) and seq not in voided
+        )
         if free < 0:
             problems.append(StockProblem(sku, f"negative free quantity {free}"))
         if any(e["quantity"] < 1 for e in entries):

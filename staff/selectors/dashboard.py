@@ -9,17 +9,18 @@ stuck checkouts and refunds, SKUs under the threshold, the next performances.
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.conf import settings
+from django.urls import reverse
 from django.utils import timezone
 
 from booking.documents import Session
-from catalog.documents import Inventory
+from catalog.selectors.stock import stock_low
 from shop.documents import ACTIVE, PAID, PENDING, REFUNDING, Cart, Order
 from shop.services.checkout import CHECKOUT_GRACE
 from shop.services.orders import CANCEL_GRACE
 from staff.charts import Chart, Series
 from staff.documents import AuditEntry
 from staff.selectors.counters import FIELDS
+from staff.selectors.performances import COUNT_FIELDS, seat_counts
 from staff.services.counters import counters, hour_bucket
 
 SOLD_WELL = 0.9  # a performance this full is worth a look
@@ -216,39 +217,31 @@ def live(now: datetime, carts: list[dict]) -> dict:
     }
 
 
-def _real_seats(seats: list[list[int]]) -> int:
-    return sum(1 for row in seats for cell in row if cell != -1)
-
-
 def occupancy(now: datetime, limit: int = 50) -> list[Occupancy]:
     found = (
         Session.coll()
         .find(
             {"start": {"$gt": now}},
-            {
-                "name": 1,
-                "theater_name": 1,
-                "start": 1,
-                "seats": 1,
-                "sold": 1,
-                "reservations": 1,
-            },
+            {"name": 1, "theater_name": 1, "start": 1, **COUNT_FIELDS},
         )
         .sort([("start", 1), ("_id", 1)])
         .limit(limit)
     )
-    return [
-        Occupancy(
-            session_id=str(doc["_id"]),
-            show=doc["name"],
-            theater=doc["theater_name"],
-            start=doc["start"],
-            seats=_real_seats(doc.get("seats") or []),
-            sold=len(doc.get("sold") or []),
-            held=len(doc.get("reservations") or []),
+    performances = []
+    for doc in found:
+        seats, sold, held, _blocked = seat_counts(doc)
+        performances.append(
+            Occupancy(
+                session_id=str(doc["_id"]),
+                show=doc["name"],
+                theater=doc["theater_name"],
+                start=doc["start"],
+                seats=seats,
+                sold=sold,
+                held=held,
+            )
         )
-        for doc in found
-    ]
+    return performances
 
 
 def needs_attention(
@@ -276,17 +269,12 @@ def needs_attention(
                 "refund", f"Refund not finished: order {raw['number']}", raw["number"]
             )
         )
-    threshold = settings.LOW_STOCK_THRESHOLD
-    for raw in (
-        Inventory.coll()
-        .find({"quantity": {"$lt": threshold}}, {"quantity": 1})
-        .sort("quantity", 1)
-        .limit(20)
-    ):
+    for low in stock_low(limit=20):
         items.append(
             Attention(
                 "stock",
-                f"SKU {raw['_id']}: {raw['quantity']} left (under {threshold})",
+                f"SKU {low.sku}: {low.free} left (under {low.threshold})",
+                reverse("staff:stock_sku", args=[low.sku]),
             )
         )
     for perf in performances:
