@@ -134,7 +134,7 @@ def seat_map(request, session_id):
     )
 
 
-def _back_to_map(request, exc, session_id, *args):
+def _back_to_map(request, exc, session_id, **kwargs):
     messages.error(request, exc.message)
     return redirect("staff:seat_map", session_id=session_id)
 
