@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 from catalog.selectors.stock import stock_ledger, stock_low
 from catalog.selectors.stock_report import sku_store_counts, stock_report
 from catalog.selectors.stores import stores_list
-from config.http import answers_refusals, valid
+from config.http import answers_refusals, not_found, valid
 from staff.access import staff_permission
 from staff.forms import (
     AdjustForm,
@@ -96,6 +96,8 @@ def stock_sku(request, sku):
 
 
 def _back_to_sku(request, exc, sku):
+    if exc.status == 404:
+        raise not_found(exc)  # no such SKU: no page to go back to
     messages.error(request, exc.message)
     return redirect("staff:stock_sku", sku=sku)
 

@@ -142,3 +142,7 @@ def sku_store_counts(*, sku: str) -> dict[str, int]:
     return {
         doc["store_id"]: doc["vars"][0]["quantity"] for doc in found if doc.get("vars")
     }
+
+
+def sku_exists(*, sku: str) -> bool:
+    return bool(Variant.coll().count_documents({"_id": sku}, limit=1))

@@ -7,6 +7,7 @@ admissions from the shop's paid orders (``shop.selectors.tickets``); the seat
 map from booking's ``seat_map`` and ``seat_holders``.
 """
 
+import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 
@@ -85,7 +86,7 @@ def performance_list(
         first, last = _day_bounds(day)
         query["start"] = {**query["start"], "$gte": first, "$lt": last}
     if show.strip():
-        query["name"] = {"$regex": f"^{_escape(show.strip())}$", "$options": "i"}
+        query["name"] = {"$regex": f"^{re.escape(show.strip())}$", "$options": "i"}
     if theater_id and ObjectId.is_valid(theater_id):
         query["theater_id"] = ObjectId(theater_id)
     order = 1 if when == "upcoming" else -1
@@ -98,12 +99,6 @@ def performance_list(
     )
     figures = ticket_figures(session_ids=[str(d["_id"]) for d in docs])
     return [_row(doc, figures[str(doc["_id"])]) for doc in docs]
-
-
-def _escape(text: str) -> str:
-    import re
-
-    return re.escape(text)
 
 
 def _row(doc: dict, figures: TicketFigures) -> PerformanceRow:

@@ -4,7 +4,9 @@ through the catalog's own service (the stock ledger, never a bare write of
 an inventory) and is recorded in the audit trail with who did it and why.
 """
 
+from catalog.errors import UnknownSku
 from catalog.selectors.stock import stock_level
+from catalog.selectors.stock_report import sku_exists
 from catalog.services.stock import stock_correct, stock_restock
 from catalog.services.store_stock import store_stock_set
 from catalog.services.thresholds import stock_threshold_set
@@ -20,7 +22,10 @@ def _free(sku: str) -> str | None:
 
 
 def staff_receive_stock(*, user, sku: str, quantity: int, note: str = "") -> int:
-    """Receive ``quantity`` units (a restock: ledger entry, then applied)."""
+    """Receive ``quantity`` units (a restock: ledger entry, then applied) of a
+    SKU the catalog has (UnknownSku otherwise: a typo never opens stock)."""
+    if not sku_exists(sku=sku):
+        raise UnknownSku()
     before = _free(sku)
     seq = stock_restock(sku=sku, quantity=quantity, note=note)
     audit_record(

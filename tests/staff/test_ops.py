@@ -271,3 +271,12 @@ def test_stock_search_and_a_stores_count(manager, product, mongo_db):
     }
     none = manager.get(reverse("staff:stock"), {"q": "umbrella"}).content.decode()
     assert "No SKU matches" in none
+
+
+def test_an_unknown_sku_is_not_received_and_has_no_page(manager, mongo_db):
+    response = manager.post(
+        reverse("staff:stock_receive", args=["NO-SUCH"]), {"quantity": "5"}
+    )
+    assert response.status_code == 404
+    assert mongo_db.inventories.count_documents({"_id": "NO-SUCH"}) == 0
+    assert manager.get(reverse("staff:stock_sku", args=["NO-SUCH"])).status_code == 404
