@@ -20,6 +20,7 @@ from staff.forms import (
     StoreStockForm,
     ThresholdForm,
 )
+from staff.selectors.orders import timeline
 from staff.services.stock import (
     staff_adjust_stock,
     staff_receive_stock,
@@ -85,6 +86,7 @@ def stock_sku(request, sku):
             request,
             row=_row_or_404(sku),
             ledger=stock_ledger(sku=sku),
+            events=timeline(kind="sku", object_id=sku),
             stores=[(s, counts.get(s.store_id)) for s in stores],
             receive=ReceiveForm(),
             adjust=AdjustForm(),

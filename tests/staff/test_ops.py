@@ -225,6 +225,7 @@ def test_receive_adjust_and_refuse_a_negative_free_stock(manager, product, mongo
     assert (level.free, level.held, level.received) == (23, 45, 68)
     page = manager.get(sku_page).content.decode()
     assert "delivery 7" in page and "scuffed" in page and "(refused)" in page
+    assert "by staff:shop@example.com" in page  # the SKU's audit trail
     actions = [e["action"] for e in mongo_db.audit.find({"object_kind": "sku"})]
     assert actions == ["stock adjusted (damaged)", "stock received"]
     received = mongo_db.audit.find_one({"action": "stock received"})
