@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from catalog.selectors.stock import stock_ledger, stock_low
-from catalog.selectors.stock_report import sku_store_counts, stock_report
+from catalog.selectors.stock_report import sku_store_counts, stock_report, stock_row
 from catalog.selectors.stores import stores_list
 from config.http import answers_refusals, not_found, valid
 from staff.access import staff_permission
@@ -68,7 +68,7 @@ def low_stock(request):
 
 
 def _row_or_404(sku: str):
-    row = next((r for r in stock_report(q=sku) if r.sku == sku), None)
+    row = stock_row(sku=sku)
     if row is None:
         raise Http404("No such SKU.")
     return row

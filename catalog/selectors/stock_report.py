@@ -3,16 +3,16 @@ received, from ``stock_levels``), the low-stock threshold, and what the
 stores hold (one store's count, and the sum over every store). Reads only.
 
 A search is bounded by its own index: a SKU (exact, or a prefix of the
-``_id``), an item id, a store's lines (index on ``store_id``); a title
-search reads items until it has a page, so it is the one that scans.
+``_id``), an item id, words of a title (the summaries' keywords), a store's
+lines (index on ``store_id``); nothing scans.
 """
 
-import re
 from dataclasses import dataclass
 
 from django.conf import settings
 
-from catalog.documents import Item, StoreStock, Variant
+from catalog.documents import Item, StoreStock, Summary, Variant
+from catalog.facets import keywords_of
 from catalog.selectors.stock import StockLevel, stock_levels, stock_thresholds
 
 PAGE = 50
@@ -50,13 +50,11 @@ def _skus(q: str, store_lines: dict[str, int] | None, limit: int) -> list[str]:
         return [
             v["_id"] for v in variants.find({}, {"_id": 1}).sort("_id").limit(limit)
         ]
-    prefix = {"_id": {"$regex": f"^{re.escape(q)}"}}
+    # A prefix as a range of the _id index (a regex is not index-served on
+    # every server).
+    prefix = {"_id": {"$gte": q, "$lt": q + "\uffff"}}
     found = {v["_id"] for v in variants.find(prefix, {"_id": 1}).limit(limit)}
-    items = {q}
-    titled = Item.coll().find(
-        {"title": {"$regex": re.escape(q), "$options": "i"}}, {"_id": 1}
-    )
-    items |= {i["_id"] for i in titled.limit(limit)}
+    items = {q} | _titled(q, limit)
     found |= {
         v["_id"]
         for v in variants.find({"item_id": {"$in": list(items)}}, {"_id": 1}).limit(
@@ -68,6 +66,16 @@ def _skus(q: str, store_lines: dict[str, int] | None, limit: int) -> list[str]:
     return sorted(found)[:limit]
 
 
+def _titled(q: str, limit: int) -> set[str]:
+    """Items whose title (or brand, category...) has the words of ``q``:
+    the summaries' keyword index, so every sellable item; never a scan."""
+    words = keywords_of(q)
+    if not words:
+        return set()
+    hits = Summary.coll().find({"keywords": {"$all": words}}, {"_id": 1})
+    return {doc["_id"] for doc in hits.limit(limit)}
+
+
 def stock_report(
     *, q: str = "", store_id: str = "", limit: int = PAGE
 ) -> list[StockRow]:
@@ -75,7 +83,16 @@ def stock_report(
     the title), only those a store has a line for when ``store_id`` is given."""
     q = (q or "").strip()
     store_lines = _store_lines(store_id) if store_id else None
-    skus = _skus(q, store_lines, limit)
+    return _rows(_skus(q, store_lines, limit), store_lines)
+
+
+def stock_row(*, sku: str) -> StockRow | None:
+    """One SKU's row (None if the catalog has no such SKU)."""
+    rows = _rows([sku], None)
+    return rows[0] if rows and rows[0].item_id else None
+
+
+def _rows(skus: list[str], store_lines: dict[str, int] | None) -> list[StockRow]:
     variants = {
         v["_id"]: v
         for v in Variant.coll().find(

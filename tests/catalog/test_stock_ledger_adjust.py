@@ -15,6 +15,7 @@ from catalog.selectors.stock_report import sku_store_counts, stock_report
 from catalog.services.stock import stock_correct, stock_reserve, stock_restock
 from catalog.services.store_stock import store_stock_set
 from catalog.services.stores import store_save
+from catalog.services.summaries import summary_rebuild
 from catalog.services.thresholds import stock_threshold_set
 from tests.shop.factories import make_product
 
@@ -97,11 +98,15 @@ def test_the_stock_report_searches_by_sku_item_title_and_store():
     make_product(sku="SNK-42", title="Canvas Sneaker", stock=10)
     make_product(sku="SNK-43", title="Canvas Sneaker", stock=2)
     make_product(sku="HAT-1", title="Felt hat", stock=1)
+    for item in ("item-SNK-42", "item-SNK-43", "item-HAT-1"):
+        summary_rebuild(item_id=item)  # title words are searched in summaries
     store_save(store_id="s1", name="Soho", group="g", lng=-0.13, lat=51.51)
     store_stock_set(store_id="s1", sku="SNK-43", quantity=6)
 
     assert [r.sku for r in stock_report(q="SNK")] == ["SNK-42", "SNK-43"]
     assert [r.sku for r in stock_report(q="felt")] == ["HAT-1"]
+    assert [r.sku for r in stock_report(q="canvas sneaker")] == ["SNK-42", "SNK-43"]
+    assert stock_report(q="umbrella") == []
     assert [r.sku for r in stock_report(q="item-HAT-1")] == ["HAT-1"]
     (row,) = stock_report(store_id="s1")
     assert (row.sku, row.store_quantity, row.stores_total, row.stores) == (

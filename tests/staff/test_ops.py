@@ -13,6 +13,7 @@ from django.utils import timezone
 from booking.documents import Session
 from catalog.selectors.stock import stock_level
 from catalog.services.stores import store_save
+from catalog.services.summaries import summary_rebuild
 from shop.services.carts import cart_add_item
 from shop.services.orders import order_cancel
 from shop.services.tickets import cart_hold_seats
@@ -263,6 +264,7 @@ def test_stock_search_and_a_stores_count(manager, product, mongo_db):
     manager.post(
         reverse("staff:stock_store", args=[product]), {"store": "s1", "quantity": "9"}
     )
+    summary_rebuild(item_id=f"item-{product}")
     page = manager.get(reverse("staff:stock"), {"q": "sneaker", "store": "s1"})
     html = page.content.decode()
     assert f">{product}</a>" in html and "JC Sneaker" in html
