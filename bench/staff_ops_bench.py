@@ -21,6 +21,7 @@ Prints p50/p95/max in milliseconds, with the machine's load beside them.
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -215,6 +216,7 @@ def main() -> None:
         results = {label: timed(client, args.runs, r) for label, r in pages.items()}
     finally:
         server.stop()
+        shutil.rmtree(home, ignore_errors=True)
     load = os.getloadavg()
     print(
         f"\n{args.performances} performances, a hall of {args.rows * 30} seats sold"
