@@ -284,6 +284,7 @@ def needs_attention(
                     "performance",
                     f"{perf.show}, {timezone.localtime(perf.start):%a %d %b %H:%M}: "
                     f"{perf.percent}% sold or held",
+                    reverse("staff:seat_map", args=[perf.session_id]),
                 )
             )
     live_ids = [raw["_id"] for raw in live_carts]

@@ -283,3 +283,20 @@ def test_an_unknown_sku_is_not_received_and_has_no_page(manager, mongo_db):
     assert response.status_code == 404
     assert mongo_db.inventories.count_documents({"_id": "NO-SUCH"}) == 0
     assert manager.get(reverse("staff:stock_sku", args=["NO-SUCH"])).status_code == 404
+
+
+def test_an_orders_page_says_when_and_by_whom_each_ticket_was_admitted(box, show):
+    order = pay("anon:ann", session=show, seats=[(0, 0), (0, 1)])
+    box.post(reverse("staff:check_in", args=[show]), {"code": order.codes[1]})
+    page = box.get(reverse("staff:order", args=[order.number])).content.decode()
+    assert page.count("by box@example.com</td>") == 1
+
+
+def test_a_nearly_full_performance_links_to_its_seat_map(box, show, mongo_db):
+    mongo_db.sessions.update_one(
+        {"_id": ObjectId(show)},
+        {"$set": {"sold": [{"seat": [0, i]} for i in range(16)]}},
+    )
+    page = box.get(reverse("staff:dashboard")).content.decode()
+    seat_map = reverse("staff:seat_map", args=[show])
+    assert re.search(rf'<a href="{seat_map}">Hamlet, [^<]*: 94% sold or held</a>', page)
