@@ -77,52 +77,51 @@ def load_box_office(rows: int, performances: int) -> tuple[str, list[str]]:
         )
         for i in range(performances)
     ]
-    full, codes, orders = sessions[0], [], []
+    full = sessions[0]
     seats = [(r, c) for r in range(rows) for c in range(30)]
-    for n in range(0, len(seats), 2):
-        lines = []
-        for r, c in seats[n : n + 2]:
-            code = code_of(r * 30 + c)
-            codes.append(code)
-            lines.append(
-                {
-                    "kind": "ticket",
-                    "key": full,
-                    "name": f"Show 0, Row R{r + 1}, seat {c + 1}",
-                    "quantity": 1,
-                    "unit_price": Decimal128("30.00"),
-                    "line_total": Decimal128("30.00"),
-                    "code": code,
-                    "ticket": {
-                        "show": "Show 0",
-                        "theater": "Bench Hall",
-                        "start": start,
-                        "row": r,
-                        "col": c,
-                        "label": f"Row R{r + 1}, seat {c + 1}",
-                        "zone": "stalls",
-                        "zone_name": "Stalls",
-                    },
-                }
-            )
-        orders.append(
-            {
-                "number": f"MQ-{300001 + n}",
-                "cart_id": f"bench-ops-{n}",
-                "owner": f"anon:ops{n}",
-                "token": f"t{n}",
-                "state": "paid",
-                "email": f"door{n}@example.com",
-                "shipping": {"name": f"Guest {n}", "line1": "1", "city": "Leeds"},
-                "lines": lines,
-                "codes": [line["code"] for line in lines],
-                "total": Decimal128("60.00"),
-                "created_at": timezone.now(),
-                "paid_at": timezone.now(),
-            }
-        )
+    orders = [_order(n, full, start, seats[n : n + 2]) for n in range(0, len(seats), 2)]
     Order._get_collection().insert_many(orders)
-    return full, codes
+    return full, [code for order in orders for code in order["codes"]]
+
+
+def _order(n: int, session_id: str, start, seats) -> dict:
+    """A paid order of these seats (one ticket line each, codes unique)."""
+    lines = [
+        {
+            "kind": "ticket",
+            "key": session_id,
+            "name": f"Show 0, Row R{r + 1}, seat {c + 1}",
+            "quantity": 1,
+            "unit_price": Decimal128("30.00"),
+            "line_total": Decimal128("30.00"),
+            "code": code_of(r * 30 + c),
+            "ticket": {
+                "show": "Show 0",
+                "theater": "Bench Hall",
+                "start": start,
+                "row": r,
+                "col": c,
+                "label": f"Row R{r + 1}, seat {c + 1}",
+                "zone": "stalls",
+                "zone_name": "Stalls",
+            },
+        }
+        for r, c in seats
+    ]
+    return {
+        "number": f"MQ-{300001 + n}",
+        "cart_id": f"bench-ops-{n}",
+        "owner": f"anon:ops{n}",
+        "token": f"t{n}",
+        "state": "paid",
+        "email": f"door{n}@example.com",
+        "shipping": {"name": f"Guest {n}", "line1": "1", "city": "Leeds"},
+        "lines": lines,
+        "codes": [line["code"] for line in lines],
+        "total": Decimal128("60.00"),
+        "created_at": timezone.now(),
+        "paid_at": timezone.now(),
+    }
 
 
 def load_stock(skus: int) -> None:
@@ -176,6 +175,21 @@ def timed(client: Client, runs: int, request) -> list[float]:
     return samples
 
 
+def report(args, results: dict[str, list[float]]) -> None:
+    load = os.getloadavg()
+    print(
+        f"\n{args.performances} performances, a hall of {args.rows * 30} seats sold"
+        f" out, {args.skus} SKUs; {args.runs} requests each (server time, ms)"
+    )
+    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(f"{'page':<34} {'p50':>7} {'p95':>7} {'max':>7}")
+    for label, samples in results.items():
+        print(
+            f"{label:<34} {percentile(samples, 0.5):7.1f}"
+            f" {percentile(samples, 0.95):7.1f} {max(samples):7.1f}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=20, help="rows of 30 seats")
@@ -217,18 +231,7 @@ def main() -> None:
     finally:
         server.stop()
         shutil.rmtree(home, ignore_errors=True)
-    load = os.getloadavg()
-    print(
-        f"\n{args.performances} performances, a hall of {args.rows * 30} seats sold"
-        f" out, {args.skus} SKUs; {args.runs} requests each (server time, ms)"
-    )
-    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    print(f"{'page':<34} {'p50':>7} {'p95':>7} {'max':>7}")
-    for label, samples in results.items():
-        print(
-            f"{label:<34} {percentile(samples, 0.5):7.1f}"
-            f" {percentile(samples, 0.95):7.1f} {max(samples):7.1f}"
-        )
+    report(args, results)
 
 
 if __name__ == "__main__":

@@ -244,6 +244,19 @@ def occupancy(now: datetime, limit: int = 50) -> list[Occupancy]:
     return performances
 
 
+def _low_stock() -> list[Attention]:
+    """SKUs under their threshold (catalog's ``stock_low``: each SKU's own
+    threshold or settings.LOW_STOCK_THRESHOLD)."""
+    return [
+        Attention(
+            "stock",
+            f"SKU {low.sku}: {low.free} left (under {low.threshold})",
+            reverse("staff:stock_sku", args=[low.sku]),
+        )
+        for low in stock_low(limit=20)
+    ]
+
+
 def needs_attention(
     now: datetime, performances: list[Occupancy], live_carts: list[dict]
 ) -> list[Attention]:
@@ -269,14 +282,7 @@ def needs_attention(
                 "refund", f"Refund not finished: order {raw['number']}", raw["number"]
             )
         )
-    for low in stock_low(limit=20):
-        items.append(
-            Attention(
-                "stock",
-                f"SKU {low.sku}: {low.free} left (under {low.threshold})",
-                reverse("staff:stock_sku", args=[low.sku]),
-            )
-        )
+    items.extend(_low_stock())
     for perf in performances:
         if perf.seats and (perf.sold + perf.held) >= SOLD_WELL * perf.seats:
             items.append(
