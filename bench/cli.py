@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from bench import levels, report
+from bench import flash_sale, levels, report
 from bench.dbserver import Target
 from bench.harness import RunSpec, Shape, run_level
 from bench.levels import http as http_level
@@ -33,8 +33,16 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--scenario",
         default="cart",
-        choices=[*scenarios, "all"],
-        help="workload (default cart); 'all' runs the four in turn",
+        choices=[*scenarios, *flash_sale.NAMES, "all"],
+        help="workload (default cart); 'all' runs the four in turn; "
+        "flash-sale[-checkout]: bench/flash_sale.py (http level, closed loop)",
+    )
+    sale = p.add_argument_group("flash sale")
+    sale.add_argument("--shoppers", type=int, help="shoppers (2000; quick 40)")
+    sale.add_argument("--concurrency", type=int, default=16, help="at a time (16)")
+    sale.add_argument("--units", type=int, help="units of the SKU (1000; quick 20)")
+    sale.add_argument(
+        "--repeat", type=int, default=1, help="sales in a row on one database (1)"
     )
     p.add_argument(
         "--level",
@@ -166,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         target_ms=args.target_p99_ms,
         keep_db=args.keep_db,
     )
+    if args.scenario in flash_sale.NAMES:
+        return _flash_sale(args)
     names = list(all_scenarios()) if args.scenario == "all" else [args.scenario]
     status = 0
     date = datetime.now(UTC).isoformat(timespec="seconds")
@@ -196,6 +206,33 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.json, "w") as out:
             json.dump(document, out, indent=2, default=str)
     return status
+
+
+def _flash_sale(args) -> int:
+    """The flash sale (bench/flash_sale.py): its own closed-loop runner."""
+    sale = flash_sale.Sale(
+        shoppers=args.shoppers or (40 if args.quick else 2000),
+        concurrency=args.concurrency,
+        units=args.units or (20 if args.quick else 1000),
+        checkout=args.scenario == "flash-sale-checkout",
+    )
+    with Target(
+        args.uri,
+        db_pid=args.db_pid,
+        sync_on_commit=not args.no_sync_on_commit,
+        engine=args.engine,
+    ) as target:
+        print(f"machine: {report.machine()}")
+        print(f"database: {target.description}")
+        try:
+            lines = flash_sale.run(
+                target, sale, repeat=args.repeat, web_workers=args.web_workers
+            )
+        except AssertionError as broken:
+            print(f"BROKEN: {broken}")
+            return EXIT_BROKEN
+    print("\n".join(lines))
+    return 0
 
 
 def _command(argv: list[str] | None) -> str:

@@ -156,12 +156,12 @@ def ensure_loaded(count: int) -> float | None:
     from staff.selectors.counters import counters_rebuild
 
     mongo.ensure_indexes()
-    orders = Order._get_collection()
+    orders = Order.coll()
     if orders.estimated_document_count() == count:
         from staff.services.counters import counters
 
-        if counters().find_one({"kind": "day", "paid.0": {"$exists": True}}):
-            counters_rebuild()  # kept from a version whose days listed orders
+        if counters().find_one({"kind": {"$ne": "hour"}}):
+            counters_rebuild()  # kept from a version that also kept day buckets
         return None
     started = time.monotonic()
     orders.delete_many({})
@@ -196,7 +196,7 @@ def staff_client() -> Client:
 def measure(client: Client, runs: int) -> dict[str, list[float]]:
     from shop.documents import Order
 
-    orders = Order._get_collection()
+    orders = Order.coll()
     sample = orders.find_one({"codes": {"$exists": True}}, sort=[("number", -1)])
     from staff.selectors.orders import order_search
 

@@ -1,29 +1,50 @@
 """MongoEngine documents owned by the booking app (indexes in each ``meta``).
 
-Shapes follow the theater reservation article: a theater holds the seat map
-of its one hall; each session copies that map and keeps the live state of
-every seat in a 2D array, so that holding any set of seats is ONE conditional
-update of ONE document (``$and`` of ``seats.<r>.<c> == FREE``). The counter
-keeps the article's name, ``seatsAvailable``.
+A hall's layout (cells, labels, zones, flags) never changes once written: it
+is a ``SeatLayout`` version, and the theater names its current one. A
+session keeps only what changes (DESIGN §3.10):
 
-Reads of the seat map go through pymongo (``booking.selectors``): a hall of a
-few hundred cells would otherwise be turned into as many objects on every
-refresh of every open map.
+* ``seats[r][c]``: one integer per cell, the seat's state (see below), so that
+  holding any set of seats is ONE conditional update of ONE document whose
+  filter says "each of these seats is FREE";
+* ``prices`` per zone, and the counters ``seatsAvailable`` (free), ``held``,
+  ``sold`` and ``blocked``, which add up to the hall's seats.
+
+A seat's state is FREE (0), GAP (-1), BLOCKED (-2, held back by staff), or
+the *tag* of the hold that has it: a random 63-bit number at least
+``TAG_MIN``, positive while held and negated once sold. The tag is the whole
+link from the seat to its holder: the cart's ``SeatHolds`` document (one per
+cart x session, ``_id`` "<session>|<cart>") lists each tag it wrote with the
+seats it asked for. Neither document grows with the number of holders, so a
+hold costs the same whether 0 or 890 seats are taken; who bought a seat is
+on the order (the shop's), and the session only says "sold, under tag t".
+
+Reads of the seat map go through pymongo (``booking.selectors``).
 """
 
 import mongoengine as me
 
 from config.documents import Document
 
-# The state of one cell of ``Session.seats``. A gap (aisle, stage edge, the
-# hole of a horseshoe) can never equal FREE, so the hold filter refuses it on
+# The state of one cell of ``Session.seats`` (a hold's tag otherwise). A gap
+# (aisle, stage edge) can never equal FREE, so the hold filter refuses it on
 # its own, just as it refuses a position that is off the map.
 FREE = 0
-TAKEN = 1
 GAP = -1
+BLOCKED = -2
+# Tags are drawn from [TAG_MIN, TAG_MIN + 2**62): never a small constant.
+TAG_MIN = 2**32
 
 # Flags a seat may carry, in the order they are spoken in accessible names.
 FLAGS = ("wheelchair", "companion", "restricted")
+
+
+def is_held(value: int) -> bool:
+    return value >= TAG_MIN
+
+
+def is_sold(value: int) -> bool:
+    return value <= -TAG_MIN
 
 
 class Zone(me.EmbeddedDocument):
@@ -49,7 +70,12 @@ class Cell(me.EmbeddedDocument):
 
 
 class Theater(Document):
-    """A hall with its seat layout of any shape (rows may differ in length)."""
+    """A hall with its seat layout of any shape (rows may differ in length).
+
+    ``layout`` and ``zones`` are the hall as drawn; ``layout_version`` names
+    the ``SeatLayout`` sessions are put on sale with (a re-arranged hall is a
+    new version: sessions keep the one they were sold from).
+    """
 
     name = me.StringField(required=True, max_length=120)
     zones = me.EmbeddedDocumentListField(Zone)
@@ -58,6 +84,7 @@ class Theater(Document):
     seats = me.ListField(me.ListField(me.IntField(min_value=GAP, max_value=FREE)))
     # The number of real seats (the article's field name).
     seats_available = me.IntField(db_field="seatsAvailable", min_value=0)
+    layout_version = me.IntField(default=1, min_value=1)
     created_at = me.DateTimeField()
 
     meta = {
@@ -66,47 +93,42 @@ class Theater(Document):
     }
 
 
-class SeatEntry(me.EmbeddedDocument):
-    """One seat held by a cart (in ``reservations``) or sold (in ``sold``).
+class SeatLayout(Document):
+    """One immutable version of a hall's layout, shared by its sessions.
 
-    One entry per seat, not one per hold: releasing a single seat of a
-    multi-seat hold is then a ``$pull`` of that entry guarded by an
-    ``$elemMatch`` on ``{cart_id, seat}``, with no positional update of a
-    nested seat list, no running total to keep in step with it, and no empty
-    entries left behind. A hold of n seats pushes n entries with ``$each`` in
-    the same update that takes the seats. Label, zone and price are copied at
-    hold time: the cart shows and charges what the shopper was offered.
+    ``_id`` is "<theater id>:<version>" (or ":<content hash>" for a layout a
+    converted session carried). Never updated: processes cache it.
     """
 
-    cart_id = me.StringField(required=True)
-    seat = me.ListField(me.IntField(min_value=0), required=True)  # [row, col]
-    label = me.StringField(required=True)  # "Row F, seat 12"
-    zone = me.StringField(required=True)
-    price = me.Decimal128Field(required=True, min_value=0)
-    at = me.DateTimeField(required=True)
+    id = me.StringField(primary_key=True)
+    theater_id = me.ObjectIdField(required=True)
+    version = me.StringField(required=True)
+    zones = me.EmbeddedDocumentListField(Zone)
+    layout = me.ListField(me.ListField(me.EmbeddedDocumentField(Cell)))
+    seats = me.ListField(me.ListField(me.IntField(min_value=GAP, max_value=FREE)))
+    seat_count = me.IntField(min_value=0)
+    created_at = me.DateTimeField()
+
+    meta = {"collection": "seat_layouts", "indexes": []}
 
 
 class Session(Document):
-    """One performance of a show in a theater, with the live state of its seats."""
+    """One performance of a show in a theater: the state of its seats."""
 
     theater_id = me.ObjectIdField(required=True)
     theater_name = me.StringField(required=True)
+    layout_id = me.StringField(required=True)  # a SeatLayout
     name = me.StringField(required=True, max_length=160)  # the show
     description = me.StringField(default="")
     start = me.DateTimeField(required=True)
     end = me.DateTimeField(required=True)
-    # Copied from the theater: a session keeps the layout it went on sale
-    # with, and the seat map is drawn from this one document.
-    zones = me.EmbeddedDocumentListField(Zone)
-    layout = me.ListField(me.ListField(me.EmbeddedDocumentField(Cell)))
     prices = me.MapField(me.Decimal128Field(min_value=0))  # zone code
-    seats = me.ListField(me.ListField(me.IntField(min_value=GAP, max_value=TAKEN)))
+    seats = me.ListField(me.ListField(me.IntField()))
     seats_available = me.IntField(db_field="seatsAvailable", min_value=0)
-    reservations = me.EmbeddedDocumentListField(SeatEntry)
-    # Seats whose hold was committed at checkout: they stay TAKEN, and the
-    # entry moved here in the same update, so "taken == held + sold" can be
-    # checked on this document alone.
-    sold = me.EmbeddedDocumentListField(SeatEntry)
+    held = me.IntField(default=0, min_value=0)
+    sold = me.IntField(default=0, min_value=0)
+    blocked = me.IntField(default=0, min_value=0)
+    seat_count = me.IntField(min_value=0)
     # Bumped by every change of seat state: an open map asks "anything new
     # since version v?" and gets an empty answer when nothing moved.
     version = me.IntField(default=0)
@@ -115,8 +137,51 @@ class Session(Document):
     meta = {
         "collection": "sessions",
         "indexes": [
-            {"fields": ["reservations.cart_id"]},
             {"fields": ["start"]},
             {"fields": ["theater_id", "start"]},
+            # The reconciler's sessions with seats on hold (not unique).
+            {"fields": ["held"]},
         ],
     }
+
+
+class SeatHolds(Document):
+    """The holds one cart wrote in one session, by tag.
+
+    ``holds`` maps "t<tag>" to ``{seats: [[r, c], ...], at}``: the seats that
+    hold asked for, and when it was written (or last confirmed by the
+    reconciler). An entry is written BEFORE the session update that puts its
+    tag on the seats, so a seat never carries a tag no entry explains; the
+    seats whose state is +tag (held) or -tag (sold) are the cart's, the rest
+    of an entry is history (a refused or released hold) and is pruned.
+    ``n`` counts the entries (a document with none is deleted).
+    """
+
+    id = me.StringField(primary_key=True)  # "<session id>|<cart id>"
+    session_id = me.ObjectIdField(required=True)
+    cart_id = me.StringField(required=True)
+    holds = me.DictField()
+    n = me.IntField(default=0)
+    at = me.DateTimeField()
+
+    meta = {
+        "collection": "seat_holds",
+        "indexes": [
+            {"fields": ["cart_id"]},
+            {"fields": ["session_id"]},
+            {"fields": ["at"]},
+        ],
+    }
+
+
+class SeatBlocks(Document):
+    """Why staff blocked seats of a session: "r-c" -> {reason, by, at}.
+
+    The session's BLOCKED state is the rule; this says why and who. A note
+    for a seat that is no longer BLOCKED is history (ignored, overwritten).
+    """
+
+    id = me.ObjectIdField(primary_key=True)  # the session's id
+    seats = me.DictField()
+
+    meta = {"collection": "seat_blocks", "indexes": []}

@@ -141,3 +141,37 @@ class BoxOfficeBusy(BookingError):
 
     status = 503
     message = "The box office is very busy right now. Please try again."
+
+
+class SeatsNotBlockable(BookingError):
+    """Staff asked to block seats a shopper holds or has bought."""
+
+    status = 409
+
+    def __init__(self, labels: Sequence[str] = (), seats=(), why: str = "held or sold"):
+        self.labels = tuple(labels)
+        self.seats = tuple(seats)
+        super().__init__(
+            f"{_join(self.labels) or 'Those seats'} cannot be blocked: {why}."
+            " Release the hold or refund the order first."
+        )
+
+
+class SeatsAlreadyBlocked(SeatsNotBlockable):
+    def __init__(self, labels: Sequence[str] = (), seats=()):
+        super().__init__(labels, seats)
+        verb = "is" if len(self.labels) == 1 else "are"
+        self.message = f"{_join(self.labels) or 'Those seats'} {verb} already blocked."
+        self.args = (self.message,)
+
+
+class SeatsNotBlocked(BookingError):
+    """Unblocking (or selling as blocked) seats that are not blocked."""
+
+    status = 409
+
+    def __init__(self, labels: Sequence[str] = (), seats=()):
+        self.labels = tuple(labels)
+        self.seats = tuple(seats)
+        verb = "is" if len(self.labels) == 1 else "are"
+        super().__init__(f"{_join(self.labels) or 'Those seats'} {verb} not blocked.")

@@ -1,8 +1,9 @@
-"""Seating arithmetic on a session document: pure, no I/O.
+"""Seating arithmetic on a hall's layout and a session's seat states: pure.
 
 Where a seat is on the layout, its label, and which block of seats "best
 available" picks. The seat services (``booking.services.seats``) read a
-session and hand it here; the rules of the pick live in ``best_block``.
+session's states and its hall (``booking.halls``) and hand them here; the
+rules of the pick live in ``best_block``.
 """
 
 from __future__ import annotations
@@ -30,10 +31,6 @@ def check_on_map(layout: list, positions: Sequence[Seat]) -> None:
         raise SeatOffMap(off)
 
 
-def zone_names(doc: dict) -> dict[str, str]:
-    return {z["code"]: z["name"] for z in doc.get("zones", [])}
-
-
 def label_of(layout: list, seat: Seat) -> str:
     cell = cell_at(layout, seat)
     return seat_label(cell["row"], cell["number"]) if cell else str(seat)
@@ -52,7 +49,9 @@ def _zone_centres(layout: list) -> dict[str, tuple[float, float]]:
     return {code: (a[0] / a[2], a[1] / a[2]) for code, a in sums.items()}
 
 
-def best_block(doc: dict, count: int, zone: str | None) -> list[Seat] | None:
+def best_block(
+    layout: list, zones: list, state: list, count: int, zone: str | None
+) -> list[Seat] | None:
     """The best ``count`` adjacent FREE seats of one row, or None.
 
     Adjacent means neighbouring cells of one grid row: an aisle (a gap)
@@ -61,9 +60,9 @@ def best_block(doc: dict, count: int, zone: str | None) -> list[Seat] | None:
     The best block has no restricted-view seat if any block has none, then
     lies in the best-ranked zone, then nearest the centre of its zone (the
     mean position of the zone's seats), then front-most, then left-most.
+    Only FREE seats count: held, sold and blocked seats are never offered.
     """
-    layout, state = doc["layout"], doc["seats"]
-    ranks = {z["code"]: z["rank"] for z in doc["zones"]}
+    ranks = {z["code"]: z["rank"] for z in zones}
     centres = _zone_centres(layout)
     best = None
     for r, row in enumerate(layout):

@@ -2,7 +2,9 @@
 
 Session documents are read through pymongo with projections: the seat map of
 a hall is a few hundred cells, redrawn every few seconds by every open map,
-and the listing needs none of them.
+and the listing needs none of them. A hall's layout comes from
+``booking.halls`` (immutable, cached per process); which cart has a seat
+comes from the tag on the seat and the ``SeatHolds`` entry listing it.
 """
 
 from __future__ import annotations
@@ -16,8 +18,20 @@ from decimal import Decimal
 from django.utils import timezone
 
 from booking import checks
-from booking.documents import FREE, GAP, TAKEN, Session, Theater
+from booking.documents import (
+    BLOCKED,
+    FREE,
+    GAP,
+    SeatBlocks,
+    SeatHolds,
+    Session,
+    Theater,
+    is_held,
+    is_sold,
+)
 from booking.errors import SessionNotFound
+from booking.halls import Hall, hall
+from booking.seating import cell_at
 from booking.values import (
     HeldSeat,
     MapCell,
@@ -27,10 +41,13 @@ from booking.values import (
     Seat,
     SeatHold,
     SeatMap,
+    SessionCounts,
     SessionProblem,
     SessionSale,
     ShowDate,
     ShowListing,
+    StaffSeat,
+    StaffSeatMap,
     ZoneLegend,
     seat_label,
 )
@@ -40,7 +57,7 @@ def _sessions():
     return Session.coll()
 
 
-# What the seat map reads of a session.
+# What the seat map reads of a session (the layout is the hall's, cached).
 _MAP_FIELDS = dict.fromkeys(
     (
         "name",
@@ -48,36 +65,66 @@ _MAP_FIELDS = dict.fromkeys(
         "theater_name",
         "start",
         "end",
-        "zones",
-        "layout",
+        "layout_id",
         "prices",
         "seats",
         "seatsAvailable",
         "version",
-        "reservations",
     ),
     1,
 )
 
 
+def _holds():
+    return SeatHolds.coll()
+
+
+def _cart_seats(doc: dict | None, state: list, sign: int = 1) -> dict[Seat, datetime]:
+    """The seats a cart's ``SeatHolds`` document ``doc`` has in ``state``:
+    carrying +tag (``sign`` 1, held) or -tag (-1, sold), with their stamps."""
+    found: dict[Seat, datetime] = {}
+    for key, entry in (doc or {}).get("holds", {}).items():
+        tag = sign * int(key[1:])
+        for r, c in entry["seats"]:
+            if r < len(state) and c < len(state[r]) and state[r][c] == tag:
+                found[(r, c)] = entry["at"]
+    return found
+
+
+def _held_seat(h: Hall, prices: dict, seat: Seat, at: datetime) -> HeldSeat:
+    cell = h.layout[seat[0]][seat[1]]
+    zone = cell["zone"]
+    return HeldSeat(
+        row=seat[0],
+        col=seat[1],
+        label=seat_label(cell["row"], cell["number"]),
+        zone=zone,
+        zone_name=h.zone_names.get(zone, zone),
+        price=prices.get(zone, Decimal("0.00")),
+        at=at,
+    )
+
+
 def seat_map(*, session_id: str, cart_id: str | None = None) -> SeatMap:
     """The seat map of a session as one shopper sees it.
 
-    Every cell is a gap or a seat that is free, taken, or "mine" (held by
-    ``cart_id``; with None nothing is mine). Raises SessionNotFound.
+    Every cell is a gap or a seat that is free, taken (held by another cart,
+    sold, or blocked by staff: a shopper is not told which), or "mine" (held
+    by ``cart_id``; with None nothing is mine). One read of the session and,
+    for a shopper, one of their cart's holds. Raises SessionNotFound.
     """
     oid = checks.session_oid(session_id)
     cart = None if cart_id is None else checks.cart_id(cart_id)
     doc = _sessions().find_one({"_id": oid}, _MAP_FIELDS)
     if doc is None:
         raise SessionNotFound()
+    h = hall(doc["layout_id"])
     prices = {code: p.to_decimal() for code, p in doc["prices"].items()}
-    names = {z["code"]: z["name"] for z in doc["zones"]}
-    mine_entries = [e for e in doc["reservations"] if e["cart_id"] == cart]
+    mine: dict[Seat, datetime] = {}
+    if cart is not None:
+        mine = _cart_seats(_holds().find_one({"_id": f"{oid}|{cart}"}), doc["seats"])
     free_by_zone: Counter[str] = Counter()
-    rows = _map_rows(
-        doc, prices, {tuple(e["seat"]) for e in mine_entries}, free_by_zone
-    )
+    rows = _map_rows(h, doc["seats"], prices, set(mine), free_by_zone)
     return SeatMap(
         session_id=str(doc["_id"]),
         show=doc["name"],
@@ -90,36 +137,31 @@ def seat_map(*, session_id: str, cart_id: str | None = None) -> SeatMap:
         seats_available=doc["seatsAvailable"],
         columns=max((len(row.cells) for row in rows), default=0),
         rows=tuple(rows),
-        zones=_legend(doc, prices, free_by_zone),
-        mine=tuple(
-            HeldSeat.from_entry(e, names)
-            for e in sorted(mine_entries, key=lambda e: e["seat"])
-        ),
+        zones=_legend(h, prices, free_by_zone),
+        mine=tuple(_held_seat(h, prices, s, at) for s, at in sorted(mine.items())),
     )
 
 
 def _map_rows(
-    doc: dict, prices: dict, mine: set[Seat], free_by_zone: Counter[str]
+    h: Hall, state: list, prices: dict, mine: set[Seat], free_by_zone: Counter[str]
 ) -> list[MapRow]:
     """The grid's rows, counting the free seats of each zone on the way."""
-    zones = {z["code"]: z for z in doc["zones"]}
+    zones = {z["code"]: z for z in h.zones}
     rows = []
-    for r, (layout_row, state_row) in enumerate(
-        zip(doc["layout"], doc["seats"], strict=True)
-    ):
+    for r, (layout_row, state_row) in enumerate(zip(h.layout, state, strict=True)):
         cells = []
         for c, (cell, value) in enumerate(zip(layout_row, state_row, strict=True)):
             if cell.get("kind") != "seat":
                 cells.append(MapCell(row=r, col=c, state="gap"))
                 continue
             if (r, c) in mine:
-                state = "mine"
+                state_ = "mine"
             elif value == FREE:
-                state = "free"
+                state_ = "free"
                 free_by_zone[cell["zone"]] += 1
             else:
-                state = "taken"
-            cells.append(_map_seat(r, c, cell, state, zones, prices))
+                state_ = "taken"
+            cells.append(_map_seat(r, c, cell, state_, zones, prices))
         labels = Counter(cell.row_label for cell in cells if cell.is_seat)
         label = labels.most_common(1)[0][0] if labels else ""
         rows.append(MapRow(index=r, label=label, cells=tuple(cells)))
@@ -142,7 +184,7 @@ def _map_seat(r: int, c: int, cell: dict, state: str, zones, prices) -> MapCell:
     )
 
 
-def _legend(doc: dict, prices: dict, free_by_zone: Counter[str]) -> tuple:
+def _legend(h: Hall, prices: dict, free_by_zone: Counter[str]) -> tuple:
     """The zones, best first, with their prices and free seats."""
     return tuple(
         ZoneLegend(
@@ -153,7 +195,7 @@ def _legend(doc: dict, prices: dict, free_by_zone: Counter[str]) -> tuple:
             price=prices.get(z["code"], Decimal("0.00")),
             available=free_by_zone[z["code"]],
         )
-        for z in sorted(doc["zones"], key=lambda z: (z["rank"], z["name"]))
+        for z in sorted(h.zones, key=lambda z: (z["rank"], z["name"]))
     )
 
 
@@ -248,25 +290,57 @@ def _performance(doc: dict) -> Performance:
 
 
 def cart_holds(*, cart_id: str) -> list[SeatHold]:
-    """Every seat a cart holds, one SeatHold per session, soonest first."""
+    """Every seat a cart holds, one SeatHold per session, soonest first.
+
+    The cart's ``SeatHolds`` documents (index on ``cart_id``), each checked
+    against its session: only seats carrying the cart's tag are held.
+    """
     cart = checks.cart_id(cart_id)
-    cursor = (
-        _sessions()
-        .find(
-            {"reservations.cart_id": cart},
-            {"name": 1, "theater_name": 1, "start": 1, "zones": 1, "reservations": 1},
-        )
-        .sort([("start", 1), ("_id", 1)])
+    found = []
+    for raw in _holds().find({"cart_id": cart}):
+        doc = _sessions().find_one({"_id": raw["session_id"]}, _HOLD_FIELDS)
+        if doc is None:
+            continue
+        held = _cart_seats(raw, doc["seats"])
+        if held:
+            found.append((doc, held))
+    found.sort(key=lambda pair: (pair[0]["start"], pair[0]["_id"]))
+    return [_hold_of(doc, cart, held) for doc, held in found]
+
+
+_HOLD_FIELDS = dict.fromkeys(
+    ("name", "theater_name", "start", "prices", "layout_id", "seats"), 1
+)
+
+
+def _hold_of(doc: dict, cart: str, held: Mapping[Seat, datetime]) -> SeatHold:
+    h = hall(doc["layout_id"])
+    prices = {code: p.to_decimal() for code, p in doc["prices"].items()}
+    return SeatHold(
+        session_id=str(doc["_id"]),
+        cart_id=cart,
+        show=doc["name"],
+        theater=doc["theater_name"],
+        start=doc["start"],
+        seats=tuple(_held_seat(h, prices, s, at) for s, at in sorted(held.items())),
     )
-    holds = []
-    for doc in cursor:
-        names = {z["code"]: z["name"] for z in doc["zones"]}
-        entries = sorted(
-            (e for e in doc["reservations"] if e["cart_id"] == cart),
-            key=lambda e: e["seat"],
-        )
-        holds.append(SeatHold.of_entries(doc, cart, entries, names))
-    return holds
+
+
+def _tag_owners(oid, tags: set[int]) -> dict[int, tuple[str, dict]]:
+    """Which cart's document lists each tag: tag -> (cart id, its entry)."""
+    if not tags:
+        return {}
+    keys = [f"t{t}" for t in tags]
+    query = {
+        "session_id": oid,
+        "$or": [{f"holds.{k}": {"$exists": True}} for k in keys],
+    }
+    owners = {}
+    for raw in _holds().find(query, {"cart_id": 1, "holds": 1}):
+        for key, entry in raw.get("holds", {}).items():
+            if int(key[1:]) in tags:
+                owners[int(key[1:])] = (raw["cart_id"], entry)
+    return owners
 
 
 def seat_holders(*, session_id: str, seats: Sequence[Seat]) -> dict[Seat, str]:
@@ -276,15 +350,18 @@ def seat_holders(*, session_id: str, seats: Sequence[Seat]) -> dict[Seat, str]:
     wanted seats and tries once more (DESIGN §3 rule 5).
     """
     oid = checks.session_oid(session_id)
-    wanted = set(checks.positions(seats, limit=checks.MAX_SEATS_PER_REQUEST))
-    doc = _sessions().find_one({"_id": oid}, {"reservations": 1})
+    wanted = checks.positions(seats, limit=checks.MAX_SEATS_PER_REQUEST)
+    doc = _sessions().find_one({"_id": oid}, {"seats": 1})
     if doc is None:
         raise SessionNotFound()
-    return {
-        tuple(e["seat"]): e["cart_id"]
-        for e in doc["reservations"]
-        if tuple(e["seat"]) in wanted
+    state = doc["seats"]
+    tags = {
+        (r, c): state[r][c]
+        for r, c in wanted
+        if r < len(state) and c < len(state[r]) and is_held(state[r][c])
     }
+    owners = _tag_owners(oid, set(tags.values()))
+    return {seat: owners[tag][0] for seat, tag in tags.items() if tag in owners}
 
 
 def reservations_index(
@@ -292,29 +369,32 @@ def reservations_index(
 ) -> Iterator[ReservationRef]:
     """Every (session, cart) pair with held seats, for the shop's reconciler.
 
-    Streams session by session; ``session_ids`` narrows it to some sessions,
-    ``before`` to the entries stamped before that moment (newer ones may
-    belong to a shop service between its two writes right now).
+    Streams session by session (those with ``held`` > 0); ``session_ids``
+    narrows it to some sessions, ``before`` to the seats whose hold was
+    stamped before that moment (newer ones may belong to a shop service
+    between its two writes right now).
     """
-    query: dict = {"reservations.0": {"$exists": True}}
-    if before is not None:
-        query["reservations.at"] = {"$lt": before}
+    query: dict = {"held": {"$gt": 0}}
     if session_ids is not None:
         query["_id"] = {"$in": [checks.session_oid(s) for s in session_ids]}
-    cursor = _sessions().find(query, {"reservations": 1}).sort("_id", 1)
-    for doc in cursor:
-        by_cart: dict[str, list[dict]] = {}
-        for entry in doc["reservations"]:
-            if before is None or entry["at"] < before:
-                by_cart.setdefault(entry["cart_id"], []).append(entry)
-        for cart, entries in by_cart.items():
-            entries.sort(key=lambda e: tuple(e["seat"]))
+    for doc in _sessions().find(query, {"seats": 1}).sort("_id", 1):
+        state = doc["seats"]
+        tags = {v for row in state for v in row if is_held(v)}
+        by_cart: dict[str, list[tuple[Seat, datetime]]] = {}
+        for tag, (cart, entry) in _tag_owners(doc["_id"], tags).items():
+            if before is not None and entry["at"] >= before:
+                continue
+            for r, c in entry["seats"]:
+                if state[r][c] == tag:
+                    by_cart.setdefault(cart, []).append(((r, c), entry["at"]))
+        for cart, seats in sorted(by_cart.items()):
+            seats.sort()
             yield ReservationRef(
                 session_id=str(doc["_id"]),
                 cart_id=cart,
-                seats=tuple(tuple(e["seat"]) for e in entries),
-                oldest=min(e["at"] for e in entries),
-                stamps=tuple(e["at"] for e in entries),
+                seats=tuple(seat for seat, _ in seats),
+                oldest=min(at for _, at in seats),
+                stamps=tuple(at for _, at in seats),
             )
 
 
@@ -323,7 +403,7 @@ def session_sale(*, session_id: str, now: datetime | None = None) -> SessionSale
     re-prices held seats from this). Raises SessionNotFound."""
     doc = _sessions().find_one(
         {"_id": checks.session_oid(session_id)},
-        {"name": 1, "theater_name": 1, "start": 1, "zones": 1, "prices": 1},
+        {"name": 1, "theater_name": 1, "start": 1, "layout_id": 1, "prices": 1},
     )
     if doc is None:
         raise SessionNotFound()
@@ -334,43 +414,146 @@ def session_sale(*, session_id: str, now: datetime | None = None) -> SessionSale
         start=doc["start"],
         is_open=doc["start"] > (now or timezone.now()),
         prices={code: p.to_decimal() for code, p in doc["prices"].items()},
-        zone_names={z["code"]: z["name"] for z in doc["zones"]},
+        zone_names=hall(doc["layout_id"]).zone_names,
     )
 
 
-def _violations(doc: dict, sold_elsewhere: set[Seat] | None) -> list[SessionProblem]:
-    """What is wrong with one session document (empty when all is well)."""
+_COUNTERS = ("seatsAvailable", "held", "sold", "blocked", "seat_count")
+
+
+def _counts(doc: dict) -> SessionCounts:
+    return SessionCounts(
+        seats=doc.get("seat_count", 0),
+        free=doc.get("seatsAvailable", 0),
+        held=doc.get("held", 0),
+        sold=doc.get("sold", 0),
+        blocked=doc.get("blocked", 0),
+    )
+
+
+# What ``counts_of`` reads of a session (lists of sessions project it).
+COUNT_FIELDS = dict.fromkeys(_COUNTERS, 1)
+
+
+def counts_of(doc: dict) -> SessionCounts:
+    """A session's seats by state, from a document read with COUNT_FIELDS."""
+    return _counts(doc)
+
+
+def session_counts(*, session_id: str) -> SessionCounts:
+    """A session's seats by state, from its counters. Raises SessionNotFound."""
+    doc = _sessions().find_one(
+        {"_id": checks.session_oid(session_id)}, dict.fromkeys(_COUNTERS, 1)
+    )
+    if doc is None:
+        raise SessionNotFound()
+    return _counts(doc)
+
+
+_STAFF_FIELDS = dict.fromkeys(
+    ("name", "theater_name", "start", "layout_id", "seats", *_COUNTERS), 1
+)
+
+
+def staff_seat_map(*, session_id: str) -> StaffSeatMap:
+    """Every seat of a session and its state, for the box office.
+
+    Free, held (by which cart, stamped when), sold (to which cart: the order
+    is unique on its cart id), blocked (why, by whom, when) or gap. Three
+    reads: the session, the holds listing its tags, its block notes.
+    Raises SessionNotFound.
+    """
+    oid = checks.session_oid(session_id)
+    doc = _sessions().find_one({"_id": oid}, _STAFF_FIELDS)
+    if doc is None:
+        raise SessionNotFound()
+    h, state = hall(doc["layout_id"]), doc["seats"]
+    tags = {abs(v) for row in state for v in row if is_held(v) or is_sold(v)}
+    owners = _tag_owners(oid, tags)
+    notes = (SeatBlocks.coll().find_one({"_id": oid}) or {}).get("seats", {})
+    rows = tuple(
+        tuple(
+            _staff_seat((r, c), cell, state[r][c], owners, notes)
+            for c, cell in enumerate(layout_row)
+        )
+        for r, layout_row in enumerate(h.layout)
+    )
+    return StaffSeatMap(
+        session_id=str(oid),
+        show=doc["name"],
+        theater=doc["theater_name"],
+        start=doc["start"],
+        counts=_counts(doc),
+        rows=rows,
+        zones=tuple(h.zones),
+    )
+
+
+def _staff_seat(seat: Seat, cell: dict, value: int, owners, notes) -> StaffSeat:
+    r, c = seat
+    if cell.get("kind") != "seat":
+        return StaffSeat(row=r, col=c, state="gap")
+    where = {
+        "row": r,
+        "col": c,
+        "label": seat_label(cell["row"], cell["number"]),
+        "number": cell["number"],
+        "zone": cell["zone"],
+    }
+    if value == FREE:
+        return StaffSeat(state="free", **where)
+    if value == BLOCKED:
+        note = notes.get(f"{r}-{c}", {})
+        return StaffSeat(
+            state="blocked",
+            reason=note.get("reason", "no reason recorded"),
+            by=note.get("by", ""),
+            blocked_at=note.get("at"),
+            **where,
+        )
+    cart, entry = owners.get(abs(value), (None, {}))
+    if is_held(value):
+        return StaffSeat(state="held", cart_id=cart, held_at=entry.get("at"), **where)
+    return StaffSeat(state="sold", cart_id=cart, **where)
+
+
+def _violations(
+    doc: dict, owners: dict, sold_elsewhere: set[Seat] | None
+) -> list[SessionProblem]:
+    """What is wrong with one session (empty when all is well); ``owners``
+    maps each tag its carts' documents list to (cart, entry)."""
     session_id, show = str(doc["_id"]), doc.get("name", "?")
-    layout, state = doc.get("layout", []), doc.get("seats", [])
     found: list[SessionProblem] = []
 
     def problem(message: str) -> None:
         found.append(SessionProblem(session_id, show, message))
 
+    try:
+        layout = hall(doc.get("layout_id", "")).layout
+    except LookupError:
+        problem("its seat layout is missing")
+        return found
+    state = doc.get("seats", [])
+
     def label(seat: Seat) -> str:
-        r, c = seat
-        try:
-            cell = layout[r][c]
-            return seat_label(cell["row"], cell["number"])
-        except (IndexError, KeyError, TypeError):
-            return f"position {seat}"
+        cell = cell_at(layout, seat)
+        return seat_label(cell["row"], cell["number"]) if cell else f"{seat}"
 
     if [len(row) for row in layout] != [len(row) for row in state]:
         problem("the seat states do not match the shape of the layout")
         return found
-    real, taken = _marked(layout, state, problem, label)
-    held, sold = _entries(doc, problem, label)
-    accounted = set(held) | sold
-    for seat in sorted(taken - accounted):
-        problem(f"{label(seat)} is taken but neither held nor sold")
-    for seat in sorted(accounted - taken):
-        problem(f"{label(seat)} is held or sold but marked free")
-    expected = real - len(taken)
-    if doc.get("seatsAvailable") != expected:
-        problem(
-            f"seatsAvailable is {doc.get('seatsAvailable')!r},"
-            f" but {real} seats - {len(taken)} taken = {expected}"
-        )
+    counts = _marked(layout, state, owners, problem, label)
+    for name, field in _COUNTED:
+        if doc.get(field) != len(counts[name]):
+            n = len(counts[name])
+            problem(
+                f"{field} is {doc.get(field)!r}, but {n}"
+                f" {'seat is' if n == 1 else 'seats are'} {name}"
+            )
+    real = sum(len(seats) for seats in counts.values())
+    if doc.get("seat_count") != real:
+        problem(f"seat_count is {doc.get('seat_count')!r}, but the hall has {real}")
+    sold = counts["sold"]
     if sold_elsewhere is not None and sold_elsewhere != sold:
         for seat in sorted(sold - sold_elsewhere):
             problem(f"{label(seat)} is sold here but in no paid order")
@@ -379,45 +562,52 @@ def _violations(doc: dict, sold_elsewhere: set[Seat] | None) -> list[SessionProb
     return found
 
 
-def _marked(layout, state, problem, label) -> tuple[int, set[Seat]]:
-    """How many real seats the layout has, and which are marked TAKEN
-    (reporting gaps not marked GAP and seats in no known state)."""
-    real, taken = 0, set()
+_COUNTED = (
+    ("free", "seatsAvailable"),
+    ("held", "held"),
+    ("sold", "sold"),
+    ("blocked", "blocked"),
+)
+
+
+def _marked(layout, state, owners, problem, label) -> dict[str, set[Seat]]:
+    """The seats in each state (reporting gaps not marked GAP, values that
+    are no state, and tags no cart's entry lists with that seat)."""
+    counts: dict[str, set[Seat]] = {name: set() for name, _ in _COUNTED}
     for r, (layout_row, state_row) in enumerate(zip(layout, state, strict=True)):
         for c, (cell, value) in enumerate(zip(layout_row, state_row, strict=True)):
             if cell.get("kind") != "seat":
                 if value != GAP:
                     problem(f"gap at {(r, c)} has state {value!r}")
                 continue
-            real += 1
-            if value == TAKEN:
-                taken.add((r, c))
-            elif value != FREE:
+            if value == FREE:
+                counts["free"].add((r, c))
+            elif value == BLOCKED:
+                counts["blocked"].add((r, c))
+            elif is_held(value) or is_sold(value):
+                counts["held" if value > 0 else "sold"].add((r, c))
+                _, entry = owners.get(abs(value), (None, {"seats": []}))
+                if [r, c] not in entry["seats"]:
+                    problem(f"{label((r, c))} carries a tag no cart's hold lists")
+            else:
                 problem(f"{label((r, c))} has state {value!r}")
-    return real, taken
+    return counts
 
 
-def _entries(doc: dict, problem, label) -> tuple[dict[Seat, str], set[Seat]]:
-    """The held seats (with their carts) and the sold ones (reporting a seat
-    held twice, sold twice, or both held and sold)."""
-    held: dict[Seat, str] = {}
-    for entry in doc.get("reservations", []):
-        seat = tuple(entry["seat"])
-        if seat in held:
-            problem(
-                f"{label(seat)} is held by two carts"
-                f" ({held[seat]} and {entry['cart_id']})"
-            )
-        held.setdefault(seat, entry["cart_id"])
-    sold: set[Seat] = set()
-    for entry in doc.get("sold", []):
-        seat = tuple(entry["seat"])
-        if seat in sold:
-            problem(f"{label(seat)} is sold twice")
-        if seat in held:
-            problem(f"{label(seat)} is sold and also held by {held[seat]}")
-        sold.add(seat)
-    return held, sold
+def _all_owners(oid, found: list, show: str) -> dict[int, tuple[str, dict]]:
+    """Every tag the session's ``SeatHolds`` list; a tag listed by two carts
+    is a problem (tags are drawn at random from 2**62: it never happens)."""
+    owners: dict[int, tuple[str, dict]] = {}
+    for raw in _holds().find({"session_id": oid}, {"cart_id": 1, "holds": 1}):
+        for key, entry in raw.get("holds", {}).items():
+            tag = int(key[1:])
+            if tag in owners:
+                message = f"tag {tag} is listed by carts {owners[tag][0]}"
+                found.append(
+                    SessionProblem(str(oid), show, f"{message} and {raw['cart_id']}")
+                )
+            owners[tag] = (raw["cart_id"], entry)
+    return owners
 
 
 def session_invariant_violations(
@@ -432,12 +622,14 @@ def session_problems(
 ) -> list[SessionProblem]:
     """Check every session; one SessionProblem per broken invariant.
 
-    Per session: taken seats == held + sold seats; ``seatsAvailable`` == real
-    seats - taken; no seat held by two carts, sold twice, or both; gaps stay
-    gaps. ``sold`` maps a session id to the seats its paid orders contain
-    (from the shop); when given, it must equal the session's own ``sold``
-    list (a session missing from the mapping has sold nothing). With None,
-    the documents are checked on their own.
+    Per session: each counter (``seatsAvailable``, ``held``, ``sold``,
+    ``blocked``) equals the seats in that state, and they add up to the
+    hall's seats; every held or sold seat's tag is listed with that seat by
+    one cart's ``SeatHolds`` (a seat has one state, so it is never held or
+    sold twice); gaps stay gaps. ``sold`` maps a session id to the seats its
+    paid orders contain (from the shop); when given, it must equal the seats
+    the session has sold (a session missing from the mapping has sold
+    nothing). With None, the documents are checked on their own.
     """
     expected = None
     if sold is not None:
@@ -447,24 +639,14 @@ def session_problems(
         }
     found: list[SessionProblem] = []
     seen: set[str] = set()
-    cursor = _sessions().find(
-        {},
-        {
-            "name": 1,
-            "layout": 1,
-            "seats": 1,
-            "seatsAvailable": 1,
-            "reservations.cart_id": 1,
-            "reservations.seat": 1,
-            "sold.seat": 1,
-        },
-    )
-    for doc in cursor:
+    fields = dict.fromkeys(("name", "layout_id", "seats", *_COUNTERS), 1)
+    for doc in _sessions().find({}, fields):
         seen.add(str(doc["_id"]))
         sold_elsewhere = None
         if expected is not None:
             sold_elsewhere = expected.get(str(doc["_id"]), set())
-        found.extend(_violations(doc, sold_elsewhere))
+        owners = _all_owners(doc["_id"], found, doc.get("name", "?"))
+        found.extend(_violations(doc, owners, sold_elsewhere))
     if expected is not None:
         for session_id in sorted(set(expected) - seen):
             if expected[session_id]:

@@ -294,3 +294,67 @@ class SessionProblem:
         if self.show is not None:
             where += f" ({self.show})"
         return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class SeatBlock:
+    """Seats staff just blocked (or unblocked), with the reason and who."""
+
+    session_id: str
+    seats: tuple[Seat, ...]
+    labels: tuple[str, ...]
+    reason: str
+    by: str
+    at: datetime
+
+
+@dataclass(frozen=True)
+class StaffSeat:
+    """One cell of the staff seat map (``booking.selectors.staff_seat_map``).
+
+    ``state``: "free", "held", "sold", "blocked" or "gap". A held seat names
+    its ``cart_id`` and ``held_at`` (when the hold was written or last
+    confirmed; the cart's own ``expires_at`` says until when); a sold seat
+    names the ``cart_id`` it was sold to (the order is unique on its cart
+    id); a blocked seat its ``reason``, ``by`` and ``blocked_at`` when noted.
+    """
+
+    row: int
+    col: int
+    state: str
+    label: str = ""
+    number: int = 0
+    zone: str = ""
+    cart_id: str | None = None
+    held_at: datetime | None = None
+    reason: str = ""
+    by: str = ""
+    blocked_at: datetime | None = None
+
+    @property
+    def key(self) -> str:
+        return seat_key((self.row, self.col))
+
+
+@dataclass(frozen=True)
+class SessionCounts:
+    """A session's seats by state; free + held + sold + blocked == seats."""
+
+    seats: int
+    free: int
+    held: int
+    sold: int
+    blocked: int
+
+
+@dataclass(frozen=True)
+class StaffSeatMap:
+    """Every seat of a session with its state, for the box office."""
+
+    session_id: str
+    show: str
+    theater: str
+    start: datetime
+    counts: SessionCounts
+    rows: tuple[tuple[StaffSeat, ...], ...]
+    zones: tuple[dict, ...]  # code, name, colour, rank

@@ -102,35 +102,43 @@ class Store(Document):
     }
 
 
-# --- Online stock and its reservations -------------------------------------
+# --- Online stock and its holds --------------------------------------------
 #
 # Double bookkeeping (DESIGN §3): every unit a cart holds is written on the
-# inventory (a reservation entry) and on the cart (a line), so either side can
-# be rolled back. Only catalog.services.stock changes these documents, each
-# change one conditional update of one inventory document.
+# stock side (a hold document of the cart and SKU) and on the cart (a line),
+# so either side can be rolled back. The inventory keeps only counters and a
+# short journal of the moves in flight, so a hold costs the same however many
+# carts hold the SKU. Only catalog.services.stock changes these documents.
 
 
-class StockReservation(me.EmbeddedDocument):
-    """Units of one SKU held by one cart (at most one entry per cart)."""
+class InventoryMove(me.EmbeddedDocument):
+    """A move of the counter whose hold side may not be finished yet.
 
-    cart_id = me.StringField(required=True)
-    quantity = me.IntField(required=True, min_value=1)
-    # When the entry was last reserved, adjusted or confirmed by the reconciler.
+    ``takes``: units taken from ``quantity`` for hold ``hold`` (its
+    ``applied`` lists ``op`` once the hold has them). ``gives``: units given
+    back (to ``quantity`` and ``sold``) for the hold's ``back`` entry ``op``.
+    """
+
+    op = me.StringField(required=True)
+    hold = me.StringField(required=True)
+    units = me.IntField(min_value=0)
     at = me.DateTimeField(required=True)
+    # "recovery": written by the reconciler, kept as a fence (see stock.py).
+    by = me.StringField()
 
 
 class Inventory(Document):
-    """The online stock of one SKU.
+    """The online stock of one SKU: counters, never a list of holders.
 
-    Units the shop still has = ``quantity`` (free to reserve) plus the sum of
-    ``reservations``. Conservation, checked per SKU from this one document:
-    ``quantity + sum(reservations) + sold == received``, where ``received``
-    is the sum of the ledger entries applied so far (``ledger_seq`` of them).
+    Conservation (``stock_problems``): ``quantity + held + sold ==
+    received``, where ``held`` is the units of the SKU's ``StockHoldDoc``
+    documents plus the moves in flight (``takes``/``gives``), and
+    ``received`` the sum of the ledger entries applied so far.
     """
 
     sku = me.StringField(primary_key=True)
+    # Units free to reserve; moved only by a conditional $inc.
     quantity = me.IntField(required=True, min_value=0, default=0)
-    reservations = me.EmbeddedDocumentListField(StockReservation)
     received = me.IntField(required=True, min_value=0, default=0)
     sold = me.IntField(required=True, min_value=0, default=0)
     ledger_seq = me.IntField(required=True, min_value=0, default=0)
@@ -139,13 +147,74 @@ class Inventory(Document):
     # Ledger entries refused when applied (an adjustment that would have made
     # free stock negative): they count for nothing (stock_correct).
     voided = me.ListField(me.IntField())
+    takes = me.EmbeddedDocumentListField(InventoryMove)
+    gives = me.EmbeddedDocumentListField(InventoryMove)
     modified_at = me.DateTimeField()
 
     meta = {
         "collection": "inventories",
+        # Databases of the old shape carry ``reservations`` until
+        # ``manage.py stock_holds_migrate`` has moved them out.
+        "strict": False,
         "indexes": [
-            # Which SKUs does a cart hold (reconciliation, checkout).
-            {"fields": ["reservations.cart_id"]},
+            # Moves left in flight (the reconciler; normally empty).
+            {"fields": ["takes.at"], "sparse": True},
+            {"fields": ["gives.at"], "sparse": True},
+        ],
+    }
+
+
+class HoldBack(me.EmbeddedDocument):
+    """Units leaving a hold whose counter side may not be applied yet."""
+
+    op = me.StringField(required=True)
+    free = me.IntField(default=0)  # back to the inventory's free units
+    sold = me.IntField(default=0)  # counted as sold (checkout)
+    moved = me.IntField(default=0)  # to another cart's hold (login)
+    to = me.StringField()  # that cart
+    at = me.DateTimeField(required=True)
+
+
+def hold_id(sku: str, cart_id: str) -> str:
+    """The ``_id`` of a cart's hold of a SKU: what makes it unique."""
+    return f"{sku}|{cart_id}"
+
+
+class StockHoldDoc(Document):
+    """The units of one SKU one cart holds: ``_id`` is ``"<sku>|<cart_id>"``.
+
+    Uniqueness comes from ``_id`` (a unique secondary index would keep stale
+    keys on the Rust server). ``applied``: the take moves this hold received
+    (how a crash between the counter and the hold is told apart). ``back``:
+    units leaving, until the counter has them. ``void``: take moves the
+    reconciler refused for good (a fence against a writer that stalled). A
+    hold of 0 units with nothing in flight is deleted (a fenced one is kept
+    until the cleanup job's retention has passed).
+    """
+
+    hold_id = me.StringField(primary_key=True)
+    sku = me.StringField(required=True)
+    cart_id = me.StringField(required=True)
+    quantity = me.IntField(required=True, min_value=0)
+    # Last reserved or adjusted: a cart whose hold ran out has only holds
+    # changed at least a hold time ago (the stale-holder lookup).
+    at = me.DateTimeField(required=True)
+    seen_at = me.DateTimeField()  # last confirmed by the reconciler
+    applied = me.ListField(me.StringField())
+    back = me.EmbeddedDocumentListField(HoldBack)
+    void = me.ListField(me.StringField())
+
+    meta = {
+        "collection": "stock_holds",
+        "indexes": [
+            # A SKU's holds, oldest change first (stale holders, levels).
+            {"fields": ["sku", "at"]},
+            # A cart's holds (expiry, checkout, transfer).
+            {"fields": ["cart_id"]},
+            # The reconciler: holds not changed for a while.
+            {"fields": ["at"]},
+            # Holds with units on their way back (the reconciler).
+            {"fields": ["back.at"], "sparse": True},
         ],
     }
 

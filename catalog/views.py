@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
 from catalog import errors as say
+from catalog import events
 from catalog.errors import UnknownStore
 from catalog.forms import (
     BrowseForm,
@@ -58,6 +59,10 @@ def browse_page(request: HtmxHttpRequest, path: str = ""):
     page = browse(form.browse_query())
     if not page.exists:
         raise Http404(say.NO_SUCH_CATEGORY)
+    if page.query.text and page.query.after is None:
+        events.searched.send(
+            sender=None, request=request, text=page.query.text, results=page.total
+        )
     context = {"form": form, "page": page, "sorts": SORTS, "chips": form.chips()}
     return _render(
         request, "catalog/browse.html", "browse", context, status=200 if valid else 400
@@ -65,10 +70,24 @@ def browse_page(request: HtmxHttpRequest, path: str = ""):
 
 
 def _location(request) -> Location | None:
+    """The shopper's saved location; anything malformed counts as none (and
+    is forgotten): what a session holds is never trusted blindly."""
     saved = request.session.get("location")
     if not saved:
         return None
-    return Location(lng=saved["lng"], lat=saved["lat"], label=saved["label"])
+    try:
+        lng, lat, label = float(saved["lng"]), float(saved["lat"]), str(saved["label"])
+    except (TypeError, KeyError, ValueError):
+        lng = lat = float("nan")
+    if not (-180 <= lng <= 180 and -90 <= lat <= 90):
+        request.session.pop("location", None)
+        return None
+    return Location(lng=lng, lat=lat, label=label[:80])
+
+
+def _store_id(request) -> str | None:
+    store_id = request.session.get("store_id")
+    return store_id if isinstance(store_id, str) and store_id else None
 
 
 @require_safe
@@ -77,7 +96,7 @@ def item_detail(request: HtmxHttpRequest, item_id: str):
     form = ItemForm(request.GET)
     if not form.is_valid():
         raise Http404(say.NO_SUCH_VARIANT)
-    store_id = request.session.get("store_id")
+    store_id = _store_id(request)
     try:
         page = item_page(
             item_id=item_id,
@@ -92,6 +111,12 @@ def item_detail(request: HtmxHttpRequest, item_id: str):
         page = item_page(
             item_id=item_id, sku=form.cleaned_data["sku"], location=_location(request)
         )
+    events.item_viewed.send(
+        sender=None,
+        request=request,
+        item_id=page.item_id,
+        sku=page.chosen.sku if page.chosen else None,
+    )
     return _render(request, "catalog/item.html", "variant-panel", {"page": page})
 
 

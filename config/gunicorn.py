@@ -25,3 +25,11 @@ def post_worker_init(worker):
     from config import mongo
 
     mongo.warm_up()
+
+
+def worker_exit(server, worker):
+    """Write out the activity events this worker still queues (the log's
+    batching writer loses at most the last second only to a hard crash)."""
+    from activity.services.writer import shutdown
+
+    shutdown()

@@ -27,7 +27,7 @@ log = logging.getLogger("marquee.mongo")
 
 ALIAS = mongoengine.DEFAULT_CONNECTION_NAME
 # The Django apps whose documents Marquee owns (and so indexes).
-DOMAIN_APPS = ("catalog", "shop", "booking", "staff")
+DOMAIN_APPS = ("catalog", "shop", "booking", "staff", "activity", "accounts")
 
 
 class MongoUnavailable(Exception):

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from django_q.models import Schedule
 
-APPS = ("catalog", "booking", "shop", "staff")
+APPS = ("catalog", "booking", "shop", "staff", "activity")
 
 
 @dataclass(frozen=True)
@@ -29,8 +29,18 @@ def declared_jobs() -> list[Job]:
 
 
 def register(jobs: list[Job] | None = None) -> list[str]:
-    """Create or update one Schedule per job, keyed by name; return the names."""
-    jobs = declared_jobs() if jobs is None else jobs
+    """Create or update one Schedule per job, keyed by name; return the names.
+
+    Registering every declared job also deletes the schedules of the apps'
+    jobs no app declares any more, so a job removed from the code stops
+    running instead of failing every few minutes."""
+    if jobs is None:
+        jobs = declared_jobs()
+        prefixes = tuple(f"{app}.tasks." for app in APPS)
+        gone = Schedule.objects.exclude(name__in=[job.name for job in jobs])
+        for schedule in gone:
+            if schedule.func.startswith(prefixes):
+                schedule.delete()
     for job in jobs:
         Schedule.objects.update_or_create(
             name=job.name,

@@ -6,10 +6,15 @@ MongoDB-compatible server and SQLite, both under ``var/``.
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+import dj_email_url
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
+
+from config.secret import secret_key
 
 
 def _env_bool(name: str, default: bool = False) -> bool:
@@ -23,10 +28,9 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("MARQUEE_VAR_DIR") or BASE_DIR / "var")
 
 DEBUG = _env_bool("MARQUEE_DEBUG")
-# A fixed development key keeps `make run` a one-liner; production sets its own.
-SECRET_KEY = os.environ.get(
-    "DJANGO_SECRET_KEY", "marquee-dev-only-secret-key-change-me-in-production"
-)
+# DJANGO_SECRET_KEY, or this installation's own random key, made on first run
+# under var/ (mode 0600): never a key that is public in the repository.
+SECRET_KEY = secret_key(VAR_DIR)
 ALLOWED_HOSTS = [
     h.strip()
     for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",")
@@ -41,6 +45,7 @@ CSRF_TRUSTED_ORIGINS = [
 INSTALLED_APPS = [
     "django.contrib.auth",
     "django.contrib.contenttypes",
+    "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
@@ -51,10 +56,15 @@ INSTALLED_APPS = [
     "booking",
     "shop",
     "staff",
+    "activity",
+    "accounts",
+    "axes",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "config.headers.PrivatePagesMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -63,6 +73,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "accounts.throttle.ThrottleMiddleware",
+    "axes.middleware.AxesMiddleware",
     # Last, so it sees every view's database failure first hand.
     "config.middleware.DatabaseOutageMiddleware",
 ]
@@ -105,9 +117,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Signed-cookie sessions keep the web tier stateless: any worker on any
-# machine can serve any request without a shared session store.
-SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
+# Server-side sessions in DATABASE_URL's database: the web tier stays
+# stateless (any worker reads any session), the cookie carries only a random
+# key, and logging out deletes the session, so a copied cookie is worthless.
+# Not cached_db: a per-process cache would keep a logged-out session alive
+# in the other workers.
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_SECURE = _env_bool("MARQUEE_SECURE_COOKIES")
@@ -115,8 +130,15 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 MESSAGE_STORAGE = "django.contrib.messages.storage.cookie.CookieStorage"
 
 LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/orders/"
+LOGOUT_REDIRECT_URL = "/"
 
 AUTH_PASSWORD_VALIDATORS = [
+    {
+        "NAME": "django.contrib.auth.password_validation."
+        "UserAttributeSimilarityValidator"
+    },
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
@@ -163,6 +185,9 @@ MONGO_EMBEDDED_CACHE = os.environ.get("MARQUEE_DB_CACHE", "1G")
 # --- Reservations --------------------------------------------------------
 # How long a cart holds stock and seats after its last change.
 CART_HOLD_MINUTES = int(os.environ.get("MARQUEE_HOLD_MINUTES", "30"))
+# How long an ended cart (expired, canceled, complete) is kept before the
+# purge_carts job deletes it; its order keeps everything the order needs.
+CART_RETENTION_DAYS = float(os.environ.get("MARQUEE_CART_RETENTION_DAYS", "7"))
 
 # --- Browse --------------------------------------------------------------
 # The in-memory facet index of each department (catalog.selectors.
@@ -203,3 +228,105 @@ LOGGING = {
 # --- Staff ---------------------------------------------------------------
 # A SKU with fewer free units than this is listed on the staff dashboard.
 LOW_STOCK_THRESHOLD = int(os.environ.get("MARQUEE_LOW_STOCK", "5"))
+
+# --- Activity log --------------------------------------------------------
+# What shoppers do (searches, views, cart changes, seat holds, paid orders),
+# one small document each, in one collection per period. See activity/.
+ACTIVITY_LOG = _env_bool("MARQUEE_ACTIVITY_LOG", True)
+ACTIVITY_PERIOD = os.environ.get("MARQUEE_ACTIVITY_PERIOD", "week")
+if ACTIVITY_PERIOD not in ("week", "month"):
+    raise ImproperlyConfigured("MARQUEE_ACTIVITY_PERIOD must be week or month.")
+ACTIVITY_RETENTION_DAYS = int(os.environ.get("MARQUEE_ACTIVITY_RETENTION_DAYS", "90"))
+# The writer: a queue of at most ACTIVITY_QUEUE events, flushed every
+# ACTIVITY_FLUSH_SECONDS or as soon as ACTIVITY_BATCH wait; a request waits
+# at most ACTIVITY_BUDGET_MS for room in a full queue, then the event is
+# dropped (and counted).
+ACTIVITY_QUEUE = int(os.environ.get("MARQUEE_ACTIVITY_QUEUE", "10000"))
+ACTIVITY_BATCH = int(os.environ.get("MARQUEE_ACTIVITY_BATCH", "500"))
+ACTIVITY_FLUSH_SECONDS = float(os.environ.get("MARQUEE_ACTIVITY_FLUSH_SECONDS", "1"))
+ACTIVITY_BUDGET_MS = float(os.environ.get("MARQUEE_ACTIVITY_BUDGET_MS", "0"))
+# "Often bought together": paid orders of the last N days, top K per item.
+BOUGHT_TOGETHER_DAYS = int(os.environ.get("MARQUEE_BOUGHT_TOGETHER_DAYS", "30"))
+BOUGHT_TOGETHER_TOP = int(os.environ.get("MARQUEE_BOUGHT_TOGETHER_TOP", "5"))
+# --- Accounts, emails, abuse limits, headers ----------------------------
+# (README "Accounts, emails and limits"; docs/architecture.md §10.)
+# The site's address in emails (order links, password reset).
+SITE_URL = os.environ.get("MARQUEE_SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+DEFAULT_FROM_EMAIL = os.environ.get("MARQUEE_FROM_EMAIL", "Marquee <tickets@localhost>")
+# EMAIL_URL (smtp://user:password@host:587/?tls=True) in production; unset:
+# every email is a file under var/mail/ (the demo and the tests).
+EMAIL_FILE_PATH = VAR_DIR / "mail"
+if os.environ.get("EMAIL_URL"):
+    globals().update(dj_email_url.parse(os.environ["EMAIL_URL"]))
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+# Sending is a django-q2 task; a failed send is tried again this many times
+# in all, waiting MAIL_RETRY_SECONDS, then twice as long, and so on.
+MAIL_ATTEMPTS = int(os.environ.get("MARQUEE_MAIL_ATTEMPTS", "5"))
+MAIL_RETRY_SECONDS = int(os.environ.get("MARQUEE_MAIL_RETRY_SECONDS", "60"))
+# Run mail tasks in the request instead of the queue (tests).
+MAIL_SYNC = _env_bool("MARQUEE_MAIL_SYNC")
+PASSWORD_RESET_TIMEOUT = 60 * 60 * 24  # a reset or order-claim link: one day
+
+# Per order: seats of one performance, units of one line, lines of a cart.
+MAX_SEATS_PER_PERFORMANCE = int(os.environ.get("MARQUEE_MAX_SEATS", "10"))
+MAX_LINE_QUANTITY = int(os.environ.get("MARQUEE_MAX_LINE_UNITS", "99"))
+MAX_CART_LINES = int(os.environ.get("MARQUEE_MAX_CART_LINES", "20"))
+# Holds and adds (POSTs that take seats or stock): at most N per window,
+# per session and per client address, counted in MongoDB (shared by every
+# worker process). A request over it gets 429.
+THROTTLE_WINDOW_SECONDS = int(os.environ.get("MARQUEE_THROTTLE_WINDOW", "60"))
+THROTTLE_PER_SESSION = int(os.environ.get("MARQUEE_THROTTLE_SESSION", "30"))
+THROTTLE_PER_ADDRESS = int(os.environ.get("MARQUEE_THROTTLE_ADDRESS", "120"))
+# Behind a reverse proxy: the header it sets with the client's address
+# (e.g. HTTP_X_REAL_IP); unset: REMOTE_ADDR.
+CLIENT_IP_HEADER = os.environ.get("MARQUEE_CLIENT_IP_HEADER") or None
+
+# django-axes: 10 wrong passwords for one account lock it for 15 minutes.
+AUTHENTICATION_BACKENDS = [
+    "accounts.backends.LockoutBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("MARQUEE_LOGIN_FAILURES", "10"))
+AXES_COOLOFF_TIME = timedelta(
+    minutes=int(os.environ.get("MARQUEE_LOGIN_LOCK_MINUTES", "15"))
+)
+# Either 10 failures for one account or 10 from one address lock.
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked.html"
+AXES_CLIENT_IP_CALLABLE = "accounts.throttle.client_ip"
+AXES_VERBOSE = False
+
+# django-csp: scripts only from this site (no inline script, no eval: htmx
+# runs with allowEval off); inline style attributes are allowed (the seat
+# map's zone colours).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, "'unsafe-inline'"],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
+PERMISSIONS_POLICY = (
+    "camera=(), microphone=(), geolocation=(self), payment=(), usb=(), "
+    "interest-cohort=()"
+)
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+# Production (MARQUEE_SECURE_COOKIES=1 behind HTTPS): HSTS and redirect.
+SECURE_SSL_REDIRECT = _env_bool("MARQUEE_SSL_REDIRECT")
+SECURE_HSTS_SECONDS = int(os.environ.get("MARQUEE_HSTS_SECONDS", "0"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
+SECURE_HSTS_PRELOAD = False
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https") if _env_bool("MARQUEE_BEHIND_PROXY") else None
+)

@@ -1,16 +1,13 @@
-from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from config import views
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
-    path(
-        "accounts/login/",
-        auth_views.LoginView.as_view(template_name="registration/login.html"),
-        name="login",
-    ),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # Log in and out, password change and reset (Django's views), then
+    # sign-up, the account page and claiming orders by email.
+    path("accounts/", include("accounts.auth_urls")),
+    path("accounts/", include("accounts.urls")),
     path("staff/", include("staff.urls")),
     path("", include("booking.urls")),
     path("", include("shop.urls")),

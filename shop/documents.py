@@ -114,6 +114,8 @@ class Cart(Document):
             {"fields": ["items.sku", "state"]},
             # Stale carts holding seats in one session (a hold refused).
             {"fields": ["tickets.session_id", "state"]},
+            # Ended carts past the retention (the purge_carts job).
+            {"fields": ["state", "ended_at"]},
         ],
     }
 

@@ -204,3 +204,26 @@ def order_paid(order) -> str:
 
 def order_canceled(order) -> str:
     return f"Order {order.number} is canceled and refunded; its seats are back on sale."
+
+
+# --- Per-order caps (shop/services/caps.py) ------------------------------------
+
+
+class TooManySeats(DomainError):
+    status = 409
+
+    def __init__(self, *, limit: int):
+        super().__init__(
+            f"One order can have at most {limit} seats for a performance. "
+            "Nothing was held; your seats are as they were."
+        )
+
+
+class TooManyLines(DomainError):
+    status = 409
+
+    def __init__(self, *, limit: int):
+        super().__init__(
+            f"A cart can have at most {limit} different products and "
+            "performances. Check out this one, or remove something first."
+        )

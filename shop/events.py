@@ -21,3 +21,11 @@ cart_order_moved = Signal()
 order_paid_again = Signal()
 # cart_id, before, after, at.
 cart_moved = Signal()
+
+# --- What a shopper did, sent by the shop's views once the service has made
+# the change (the activity log listens; nothing else depends on them).
+# request, owner, sku, item_id, delta: units added (> 0) or taken out (< 0).
+cart_line_changed = Signal()
+# request, owner, hold (the SeatHold the service returned), held: True for a
+# hold, False for a release.
+seats_changed = Signal()

@@ -5,12 +5,14 @@ import logging
 from config.errors import DomainError
 from shop.identity import anonymous_owner, forget_anonymous_owner, owner_of
 from shop.services.carts import cart_merge
+from shop.services.order_owners import orders_attach
 
 log = logging.getLogger("marquee.shop")
 
 
 def merge_cart_on_login(sender, request, user, **kwargs) -> None:
-    """What a shopper put in their cart before logging in stays theirs."""
+    """What a shopper put in their cart, and the orders they placed, before
+    logging in stay theirs."""
     if request is None:
         return
     anonymous = anonymous_owner(request)
@@ -20,4 +22,6 @@ def merge_cart_on_login(sender, request, user, **kwargs) -> None:
         cart_merge(from_owner=anonymous, to_owner=owner_of(request))
     except DomainError as exc:
         log.warning("cart merge on login failed: %s", exc.message)
+    # ... and so are the orders this browser placed before logging in.
+    orders_attach(from_owner=anonymous, to_owner=owner_of(request))
     forget_anonymous_owner(request)

@@ -1,12 +1,14 @@
 """django-q2 task functions of the shop app: thin, safe to run twice."""
 
 from config.schedules import Job
+from shop.services.cleanup import carts_purge
 from shop.services.expiry import carts_expire
 from shop.services.reconcile import reservations_reconcile
 
 SCHEDULES: list[Job] = [
     Job("expire_carts", "shop.tasks.expire_carts", 1),
     Job("reconcile_reservations", "shop.tasks.reconcile_reservations", 5),
+    Job("purge_carts", "shop.tasks.purge_carts", 60),
 ]
 
 
@@ -18,3 +20,8 @@ def expire_carts() -> int:
 def reconcile_reservations() -> dict:
     """Holds no live cart lists -> released; live carts' holds confirmed."""
     return reservations_reconcile().as_dict()
+
+
+def purge_carts() -> int:
+    """Ended carts past CART_RETENTION_DAYS -> deleted; returns how many."""
+    return carts_purge()

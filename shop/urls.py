@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from shop.views import cart, orders, seats
+from shop.views import cart, orders, seats, tickets
 
 SESSION = r"^sessions/(?P<session_id>[0-9a-f]{24})/"
 
@@ -50,5 +50,27 @@ urlpatterns = [
         r"^orders/(?P<number>MQ-\d{1,12})/(?P<token>[A-Za-z0-9_-]{20,64})/cancel/$",
         orders.order_link_cancel,
         name="order_link_cancel",
+    ),
+    # The tickets to keep: the PDF and a calendar file per performance.
+    re_path(
+        r"^orders/(?P<number>MQ-\d{1,12})/tickets\.pdf$",
+        tickets.my_order_pdf,
+        name="order_pdf",
+    ),
+    re_path(
+        r"^orders/(?P<number>MQ-\d{1,12})/(?P<session_id>[0-9a-f]{24})\.ics$",
+        tickets.my_order_ics,
+        name="order_ics",
+    ),
+    re_path(
+        r"^orders/(?P<number>MQ-\d{1,12})/(?P<token>[A-Za-z0-9_-]{20,64})/tickets\.pdf$",
+        tickets.order_link_pdf,
+        name="order_link_pdf",
+    ),
+    re_path(
+        r"^orders/(?P<number>MQ-\d{1,12})/(?P<token>[A-Za-z0-9_-]{20,64})/"
+        r"(?P<session_id>[0-9a-f]{24})\.ics$",
+        tickets.order_link_ics,
+        name="order_link_ics",
     ),
 ]

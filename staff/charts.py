@@ -89,32 +89,34 @@ def _nice_max(value: float) -> float:
     return ((int(value) // step) + 1) * step
 
 
-def _draw(chart: Chart) -> str:
-    n = max(len(chart.labels), 1)
+def _scale_top(chart: Chart) -> float:
     top = _nice_max(max((max(s.values, default=0) for s in chart.series), default=0))
     if chart.unit != "£":  # counts: whole numbers on every grid line
         top = max(4, -(-int(top) // 4) * 4)
-    plot_w = WIDTH - PAD_LEFT - 8
-    plot_h = HEIGHT - PAD_TOP - PAD_BOTTOM
-    slot = plot_w / n
-    bar_w = max(slot * 0.8 / len(chart.series), 1)
-    parts = [
-        format_html(
-            '<svg class="chart" viewBox="0 0 {} {}" role="img" '
-            'aria-labelledby="{}-title" aria-describedby="{}-desc" '
-            'preserveAspectRatio="none">'
-            '<title id="{}-title">{}</title><desc id="{}-desc">{}</desc>',
-            WIDTH,
-            HEIGHT,
-            chart.id,
-            chart.id,
-            chart.id,
-            chart.title,
-            chart.id,
-            chart.description,
-        )
-    ]
-    for k in range(5):  # grid lines and their values
+    return top
+
+
+def _svg_open(chart: Chart) -> str:
+    return format_html(
+        '<svg class="chart" viewBox="0 0 {} {}" role="img" '
+        'aria-labelledby="{}-title" aria-describedby="{}-desc" '
+        'preserveAspectRatio="none">'
+        '<title id="{}-title">{}</title><desc id="{}-desc">{}</desc>',
+        WIDTH,
+        HEIGHT,
+        chart.id,
+        chart.id,
+        chart.id,
+        chart.title,
+        chart.id,
+        chart.description,
+    )
+
+
+def _grid(chart: Chart, top: float, plot_h: float) -> list[str]:
+    """Five grid lines and their values."""
+    parts = []
+    for k in range(5):
         y = PAD_TOP + plot_h * k / 4
         value = top * (4 - k) / 4
         parts.append(
@@ -123,7 +125,16 @@ def _draw(chart: Chart) -> str:
             f'text-anchor="end" font-size="{FONT}" fill="#57525f">'
             f"{escape(chart.fmt(value))}</text>"
         )
-    every = max(1, -(-n // 8))  # at most 8 labels under the axis
+    return parts
+
+
+def _bars(chart: Chart, top: float, plot_h: float) -> list[str]:
+    """One bar per label and series, and at most 8 labels under the axis."""
+    n = max(len(chart.labels), 1)
+    slot = (WIDTH - PAD_LEFT - 8) / n
+    bar_w = max(slot * 0.8 / len(chart.series), 1)
+    every = max(1, -(-n // 8))
+    parts = []
     for i, label in enumerate(chart.labels):
         x0 = PAD_LEFT + slot * i + slot * 0.1
         for j, series in enumerate(chart.series):
@@ -142,5 +153,11 @@ def _draw(chart: Chart) -> str:
                 f'text-anchor="middle" font-size="{FONT}" fill="#57525f">'
                 f"{escape(label)}</text>"
             )
-    parts.append("</svg>")
-    return "".join(str(p) for p in parts)
+    return parts
+
+
+def _draw(chart: Chart) -> str:
+    top = _scale_top(chart)
+    plot_h = HEIGHT - PAD_TOP - PAD_BOTTOM
+    parts = [_svg_open(chart), *_grid(chart, top, plot_h), *_bars(chart, top, plot_h)]
+    return "".join(str(p) for p in parts) + "</svg>"

@@ -36,19 +36,18 @@ class AuditEntry(Document):
 
 
 class SalesCounter(Document):
-    """Sales of one hour (``h:2030-01-15T12``) or one day (``d:2030-01-15``).
+    """Sales of one UTC hour (``h:2030-01-15T12``).
 
-    The computed pattern: moved by one ``$inc`` per order paid or refunded, so
-    the dashboard reads 24 + 30 small documents, never the orders. Money is
-    in pence (integers add exactly). ``paid`` and ``refunded`` list the order
+    The computed pattern: moved by one guarded ``$inc`` per order paid or
+    refunded (staff.services.counters), so the dashboard reads at most 720
+    small documents for its 30 days, never the orders. Money is in pence
+    (integers add exactly). ``paid`` and ``refunded_orders`` list the order
     numbers already counted: the filter of each ``$inc`` requires the number
-    to be absent, so a repeated or raced call counts an order once; days take
-    their hours' orders in that order (``applied``), so each once too.
-    Hours are UTC hours; days are local days (settings.TIME_ZONE).
+    to be absent, so a repeated or raced call counts an order once.
     """
 
     bucket = me.StringField(primary_key=True)
-    kind = me.StringField(required=True)  # hour, day
+    kind = me.StringField(required=True)  # hour
     start = me.DateTimeField(required=True)
     orders = me.IntField(default=0)
     revenue = me.IntField(default=0)  # pence, gross of refunds
@@ -60,14 +59,11 @@ class SalesCounter(Document):
     refunded = me.IntField(default=0)  # pence
     refunded_tickets = me.IntField(default=0)
     refunded_units = me.IntField(default=0)
-    # Per product or show (day buckets): {key: {"name", "qty", "revenue"}}.
+    # Per product or show: {key: {"name", "qty", "revenue"}}.
     products = me.DictField()
-    # Hour buckets: the orders counted, in the order they were counted.
+    # The orders counted, in the order they were counted.
     paid = me.ListField(me.StringField())
     refunded_orders = me.ListField(me.StringField())
-    # Day buckets: per list and hour ("paid" -> "14" -> n), how many of that
-    # hour's orders the day has taken (staff.services.counters).
-    applied = me.DictField()
 
     meta = {
         "collection": "sales_counters",
@@ -75,16 +71,18 @@ class SalesCounter(Document):
     }
 
 
-class SalesEntry(Document):
-    """What one order adds to its day bucket (``<list>|<hour>|<number>``),
-    written before the order enters its hour's list so that any process can
-    apply it to the day; deleted once applied."""
+class SalesRollup(Document):
+    """A local day's per-product figures (``d:2030-01-15``), summed from its
+    hour buckets: a cache for the dashboard's top products, never a source
+    of truth. ``counted`` is how many orders and refunds the day's hours
+    had counted when it was summed; when the hours say more, it is summed
+    again (staff.services.rollups)."""
 
-    key = me.StringField(primary_key=True)
-    inc = me.ListField()
-    set = me.ListField()
+    day = me.StringField(primary_key=True)
+    counted = me.IntField(required=True)
+    products = me.DictField()
 
-    meta = {"collection": "sales_entries"}
+    meta = {"collection": "sales_rollups"}
 
 
 class OrderSearchIndexes(Document):

@@ -14,6 +14,32 @@ class ReasonForm(forms.Form):
     )
 
 
+class SeatsForm(forms.Form):
+    """Seats ticked on the staff seat map (``seat``: "row-col" keys) and, to
+    block them, a reason."""
+
+    reason = forms.CharField(required=False, max_length=200, strip=True)
+
+    def __init__(self, data=None, *, need_reason: bool = False):
+        super().__init__(data)
+        self.need_reason = need_reason
+        self.keys = data.getlist("seat") if data is not None else []
+
+    def clean(self):
+        seats = []
+        for key in self.keys[:200]:
+            row, _, col = key.partition("-")
+            if not (row.isdigit() and col.isdigit()):
+                raise forms.ValidationError(f"{key!r} is not a seat of this map.")
+            seats.append((int(row), int(col)))
+        if not seats:
+            raise forms.ValidationError("Tick the seats first.")
+        if self.need_reason and not self.cleaned_data.get("reason"):
+            raise forms.ValidationError("Give a reason to block seats.")
+        self.cleaned_data["seats"] = sorted(set(seats))
+        return self.cleaned_data
+
+
 class OrderFilterForm(forms.Form):
     q = forms.CharField(
         required=False, max_length=120, label="Order number, email or ticket code"

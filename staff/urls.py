@@ -23,6 +23,16 @@ urlpatterns = [
         name="seat_map_release",
     ),
     path(
+        "box-office/<str:session_id>/block",
+        views_boxoffice.seat_map_block,
+        name="seat_map_block",
+    ),
+    path(
+        "box-office/<str:session_id>/unblock",
+        views_boxoffice.seat_map_unblock,
+        name="seat_map_unblock",
+    ),
+    path(
         "box-office/<str:session_id>/check-in",
         views_boxoffice.check_in,
         name="check_in",

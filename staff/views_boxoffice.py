@@ -15,6 +15,7 @@ from staff.forms import (
     PerformanceFilterForm,
     ReasonForm,
     ScheduleForm,
+    SeatsForm,
     TicketCodeForm,
     UndoAdmissionForm,
 )
@@ -27,7 +28,9 @@ from staff.selectors.performances import (
 from staff.services.actions import staff_release_cart
 from staff.services.boxoffice import (
     staff_admit,
+    staff_block_seats,
     staff_schedule_performance,
+    staff_unblock_seats,
     staff_undo_admission,
 )
 from staff.views import _context
@@ -148,6 +151,33 @@ def seat_map_release(request, session_id, cart_id):
         user=request.user, cart_id=cart_id, reason=form.cleaned_data["reason"]
     )
     messages.success(request, "Hold released: the cart's seats are back on sale.")
+    return redirect("staff:seat_map", session_id=session_id)
+
+
+@require_POST
+@staff_permission(SESSIONS)
+@answers_refusals(_back_to_map)
+def seat_map_block(request, session_id):
+    form = valid(SeatsForm(request.POST, need_reason=True))
+    block = staff_block_seats(
+        user=request.user,
+        session_id=session_id,
+        seats=form.cleaned_data["seats"],
+        reason=form.cleaned_data["reason"],
+    )
+    messages.success(request, f"Blocked: {'; '.join(block.labels)}.")
+    return redirect("staff:seat_map", session_id=session_id)
+
+
+@require_POST
+@staff_permission(SESSIONS)
+@answers_refusals(_back_to_map)
+def seat_map_unblock(request, session_id):
+    form = valid(SeatsForm(request.POST))
+    block = staff_unblock_seats(
+        user=request.user, session_id=session_id, seats=form.cleaned_data["seats"]
+    )
+    messages.success(request, f"Back on sale: {'; '.join(block.labels)}.")
     return redirect("staff:seat_map", session_id=session_id)
 
 

@@ -62,8 +62,35 @@ def mongo_db(mongo_uri, mongo_admin):
 
 
 @pytest.fixture(autouse=True)
+def activity_written(mongo_db):
+    """The activity a test's pages logged is written to that test's database
+    before it is dropped, never into the next test's (activity/)."""
+    from activity.services import writer
+
+    writer.writer().discard()
+    yield
+    writer.flush()
+
+
+@pytest.fixture(autouse=True)
 def browse_index_at_once(settings):
     """Browse indexes are built within the request that needs them, so a
     test sees the index's answer, never a race with a background build
     (tests that compare it with the aggregations switch it off)."""
     settings.BROWSE_INDEX = "sync"
+
+
+def pytest_collection_modifyitems(items):
+    """Sessions are server-side, in the Django database: any test may open
+    a page, so every test may use that database (in a transaction rolled
+    back after it). Browser tests bring their own transactional one; races
+    between processes do not use it."""
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        if "transactional_db" in names or "live_server" in names:
+            continue
+        if item.get_closest_marker("concurrency") or item.get_closest_marker(
+            "django_db"
+        ):
+            continue
+        item.add_marker(pytest.mark.django_db)

@@ -125,3 +125,24 @@ def test_a_unique_key_freed_by_an_update_can_be_taken_again(mongo_db, server):
         taken = False
 
     assert taken == (server in FREES_UNIQUE_KEYS_ON_UPDATE), server
+
+
+def test_the_counter_helper_counts_every_concurrent_increment_once(mongo_db, server):
+    """``compat.increment`` never upserts in findAndModify (the Rust server
+    answers some concurrent upserts of one ``_id`` with no document): every
+    increment gets the document back, with a count of its own."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    counters = mongo_db.conformance_counters
+    with ThreadPoolExecutor(8) as pool:
+        seen = list(
+            pool.map(
+                lambda i: compat.increment(counters, f"k{i % 4}", "n", {})["n"],
+                range(64),
+            )
+        )
+
+    assert sorted(seen) == sorted(list(range(1, 17)) * 4)
+    assert {d["_id"]: d["n"] for d in counters.find()} == {
+        f"k{i}": 16 for i in range(4)
+    }

@@ -190,12 +190,12 @@ LEVEL = Level(
     connect=connect,
     # bench/README.md, "Round-trip budgets", lists each action's commands.
     budgets={
-        "first_add": 10,
-        "add_to_cart": 7,
-        "change_quantity": 4,
-        "view_seats": 1,
-        "hold_seats": 7,
-        "checkout": 40,
+        "first_add": 12,
+        "add_to_cart": 9,
+        "change_quantity": 6,
+        "view_seats": 2,
+        "hold_seats": 9,
+        "checkout": 44,
     },
     workloads={
         "cart": _CART,

@@ -1,9 +1,10 @@
 """Halls and performances: creating a theater from its layout and putting a
 session on sale, with the checks of what the caller passes.
 
-A theater's layout is validated once, here; a session copies the theater's
-arrays verbatim, so it stays self-contained. Seat changes are the protocol's
-(``booking.services.seats``).
+A theater's layout is validated once, here, and written as version 1 of the
+hall's immutable ``SeatLayout``; a session names that version and copies only
+the state map (all seats FREE) and its prices. Seat changes are the
+protocol's (``booking.services.seats``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,16 @@ from bson import Decimal128, ObjectId
 from django.utils import timezone
 from mongoengine import NotUniqueError, ValidationError
 
-from booking.documents import FLAGS, FREE, GAP, Cell, Session, Theater, Zone
+from booking.documents import (
+    FLAGS,
+    FREE,
+    GAP,
+    Cell,
+    SeatLayout,
+    Session,
+    Theater,
+    Zone,
+)
 from booking.errors import (
     InvalidLayout,
     InvalidRequest,
@@ -119,6 +129,7 @@ def theater_create(
         layout=cells,
         seats=state,
         seats_available=len(labels),
+        layout_version=1,
         created_at=timezone.now(),
     )
     try:
@@ -127,7 +138,36 @@ def theater_create(
         raise InvalidLayout(f"A theater named {name.strip()} already exists.") from exc
     except ValidationError as exc:
         raise InvalidLayout(f"That seat layout is not valid: {exc.message}") from exc
+    # Its layout version 1 (session_create writes it too if this is lost).
+    layout_write(theater_id=theater.pk, theater=theater)
     return str(theater.id)
+
+
+def layout_id_of(theater_id: ObjectId, version) -> str:
+    return f"{theater_id}:{version}"
+
+
+def layout_write(*, theater_id: ObjectId, theater, version="1") -> str:
+    """Write a hall's layout version (idempotent: the same id, the same
+    content). ``theater`` is a ``Theater`` or its raw document."""
+    raw = theater.to_mongo().to_dict() if isinstance(theater, Theater) else theater
+    layout_id = layout_id_of(theater_id, version)
+    SeatLayout.coll().update_one(
+        {"_id": layout_id},
+        {
+            "$setOnInsert": {
+                "theater_id": theater_id,
+                "version": str(version),
+                "zones": raw["zones"],
+                "layout": raw["layout"],
+                "seats": raw["seats"],
+                "seat_count": raw["seatsAvailable"],
+                "created_at": timezone.now(),
+            }
+        },
+        upsert=True,
+    )
+    return layout_id
 
 
 def _check_performance(show, description, start, end, prices) -> None:
@@ -189,10 +229,10 @@ def session_create(
 ) -> str:
     """Put a performance on sale in a theater; returns the session id.
 
-    The session copies the theater's layout and state map (all seats FREE,
-    gaps stay gaps) and its seat count, as the article does, so the session
-    stays self-contained even if the hall is later re-arranged. Invariant at
-    birth: ``seatsAvailable`` == real seats, no reservations, nothing sold.
+    The session names the theater's current layout version (immutable, so
+    a later re-arrangement of the hall leaves it alone) and copies only its
+    state map (all seats FREE, gaps stay gaps) and seat count. Invariant at
+    birth: ``seatsAvailable`` == real seats; nothing held, sold or blocked.
 
     Raises TheaterNotFound, UnknownZone (a price for a zone the hall lacks),
     InvalidRequest (no show name, times not timezone-aware, start in the past
@@ -205,24 +245,27 @@ def session_create(
     if theater is None:
         raise TheaterNotFound()
     _check_prices(theater, prices)
-    # The theater's arrays were validated when it was created; copying the
-    # stored documents verbatim (rather than through MongoEngine objects, a
-    # few hundred per hall) keeps creating a season of sessions quick.
+    version = theater.get("layout_version", 1)
+    # Written by theater_create; a theater of an older database gets it here.
+    layout_id = layout_write(
+        theater_id=theater["_id"], theater=theater, version=version
+    )
     result = Session.coll().insert_one(
         {
             "theater_id": theater["_id"],
             "theater_name": theater["name"],
+            "layout_id": layout_id,
             "name": show.strip(),
             "description": description.strip(),
             "start": start,
             "end": end,
-            "zones": theater["zones"],
-            "layout": theater["layout"],
             "prices": {code: Decimal128(_price(p)) for code, p in prices.items()},
             "seats": theater["seats"],
             "seatsAvailable": theater["seatsAvailable"],
-            "reservations": [],
-            "sold": [],
+            "held": 0,
+            "sold": 0,
+            "blocked": 0,
+            "seat_count": theater["seatsAvailable"],
             "version": 0,
             "created_at": timezone.now(),
         }

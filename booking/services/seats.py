@@ -1,21 +1,29 @@
 """The seat reservation protocol: every write that changes a seat.
 
-Seats follow the reservation protocol of DESIGN §3. A session document holds
-the state of every seat (``seats[r][c]``: FREE, TAKEN or GAP), the counter
-``seatsAvailable``, and one entry per held seat in ``reservations``. Every
-change of seat state is ONE conditional update of that document whose filter
-carries the rule (each seat FREE to hold it; each entry present to release or
-commit it) and whose update moves state, counter and entries together. A
-modified count of 0 means the rule said no: the error is raised, nothing
-changed. Reading first is only ever for the layout (which never changes), the
-prices and the labels, or to learn which seats a cart holds before a release
-guarded entry by entry.
+Seats follow the reservation protocol of DESIGN §3 (§3.10 for this
+shape). A session holds one integer per cell (``seats[r][c]``): FREE, GAP,
+BLOCKED, or the tag of the hold that has the seat (+tag held, -tag sold),
+and the counters ``seatsAvailable``, ``held``, ``sold``, ``blocked``. Every
+change of seat state is ONE conditional update of the session whose filter
+carries the rule (each seat FREE to hold or block it; each seat carrying the
+cart's tag to release, commit, return or hand it over; each BLOCKED to
+unblock it) and whose update moves states and counters together. A
+modified count of 0 means the rule said no: nothing changed.
+
+The cart's side of a hold is its ``SeatHolds`` document (see
+``booking.services.holds``). The order of writes of a hold: the intent
+(entry "t<tag>" -> seats) first, then the session; a crash in between leaves
+only an entry no seat carries, pruned by ``seat_holds_settle``. Giving back:
+the session first, then the entries that became history are pruned; a crash
+in between leaves history too. The session is the truth; an entry only says
+which cart a tag belongs to. Neither document grows with other holders.
 
 The invariants every service keeps, per session:
 
-* seats marked TAKEN == seats in ``reservations`` + seats in ``sold``;
-* ``seatsAvailable`` == real seats - seats marked TAKEN;
-* no seat appears in two entries (two carts, or held and sold).
+* ``seatsAvailable`` + ``held`` + ``sold`` + ``blocked`` == real seats, each
+  counter equal to the number of seats in that state;
+* every tag on a seat is listed (with that seat) by exactly one cart's entry;
+* a seat has one state, so it is never held or sold twice.
 
 Callers pass an opaque ``cart_id``: the booking app never learns what a cart
 is (the shop owns carts and records what these services return).
@@ -29,35 +37,39 @@ from decimal import Decimal
 
 from bson import Decimal128, ObjectId
 from django.utils import timezone
+from pymongo import ReturnDocument
 
-from booking import checks
+from booking import checks, faults
 from booking.checks import MAX_SEATS_PER_HOLD, MAX_SEATS_PER_REQUEST
-from booking.documents import FREE, TAKEN, Session
+from booking.documents import BLOCKED, FREE, Session
 from booking.errors import (
     BoxOfficeBusy,
     InvalidRequest,
     NoAdjacentSeats,
     SeatsAlreadyHeld,
+    SeatsNotBlocked,
     SeatsNotHeld,
     SeatsTaken,
     SessionClosed,
     SessionNotFound,
     UnknownZone,
 )
-from booking.seating import best_block, cell_at, check_on_map, label_of, zone_names
-from booking.values import Seat, SeatHold, seat_label
+from booking.halls import Hall, hall, hall_of_session
+from booking.seating import best_block, cell_at, check_on_map, label_of
+from booking.services import holds
+from booking.values import Seat, SeatHold
 
 CENT = Decimal("0.01")
 
 # A release or commit that loses to a concurrent change of the same cart's
-# entries reads again; two tries in a row are already unusual.
+# seats reads again; two tries in a row are already unusual.
 RETRIES = 5
 # Best available retries after every lost race. Each loss means another cart
 # won seats, so the contest always progresses; the bound covers a crowd.
 BEST_AVAILABLE_ATTEMPTS = 25
 
-# Fields a seat service reads: never the arrays it does not need.
-_HEADER = {"name": 1, "theater_name": 1, "start": 1, "zones": 1}
+# What a seat service reads back of the session: never the seat states.
+_HEADER = {"name": 1, "theater_name": 1, "start": 1, "prices": 1, "layout_id": 1}
 
 
 def _sessions():
@@ -70,125 +82,142 @@ def _now() -> datetime:
     return now.replace(microsecond=now.microsecond // 1000 * 1000)
 
 
-def _result(doc: dict, cart_id: str, entries: Sequence[dict]) -> SeatHold:
-    return SeatHold.of_entries(doc, cart_id, entries, zone_names(doc))
-
-
-def _entries_of(doc: dict, field: str, cart_id: str) -> dict[Seat, dict]:
-    return {tuple(e["seat"]): e for e in doc.get(field, []) if e["cart_id"] == cart_id}
-
-
-def _seat_path(seat: Seat) -> str:
+def _path(seat: Seat) -> str:
     return f"seats.{seat[0]}.{seat[1]}"
 
 
-def _entry_guard(cart_id: str, positions: Sequence[Seat]) -> list[dict]:
-    # $elemMatch: cart_id and seat must be true of the SAME entry.
-    return [
-        {"reservations": {"$elemMatch": {"cart_id": cart_id, "seat": [r, c]}}}
-        for r, c in positions
-    ]
-
-
-def _pull_entries(cart_id: str, positions: Sequence[Seat]) -> dict:
-    return {"cart_id": cart_id, "seat": {"$in": [[r, c] for r, c in positions]}}
-
-
-def _hold(
-    doc: dict, cart_id: str, positions: Sequence[Seat], now: datetime
-) -> SeatHold | None:
-    """The one conditional update that holds ``positions`` for ``cart_id``.
-
-    Returns None when the filter matched nothing but no seat turned out taken
-    on a second look (it was freed in between): the caller may try again.
-    """
-    layout, prices = doc["layout"], doc["prices"]
-    entries = []
-    for seat in positions:
-        cell = cell_at(layout, seat)
-        entries.append(
-            {
-                "cart_id": cart_id,
-                "seat": list(seat),
-                "label": seat_label(cell["row"], cell["number"]),
-                "zone": cell["zone"],
-                "price": Decimal128(prices[cell["zone"]].to_decimal().quantize(CENT)),
-                "at": now,
-            }
-        )
-    result = _sessions().update_one(
+def swap_states(
+    oid: ObjectId,
+    moves: Sequence[tuple[Seat, int, int]],
+    inc: Mapping[str, int],
+    extra: Mapping | None = None,
+) -> dict | None:
+    """THE conditional update: each (seat, was, becomes) of ``moves`` only if
+    every seat is in its ``was`` state (and ``extra`` holds), counters moved
+    by ``inc`` and the map's version bumped. Returns the session's header
+    after, or None when the filter matched nothing (nothing changed)."""
+    return _sessions().find_one_and_update(
+        {"_id": oid, **(extra or {}), "$and": [{_path(s): was} for s, was, _ in moves]},
         {
-            "_id": doc["_id"],
-            # The performance must not have started by the time of the write.
-            "start": {"$gt": now},
-            "$and": [{_seat_path(s): FREE} for s in positions],
+            "$set": {_path(s): becomes for s, _, becomes in moves},
+            "$inc": {**inc, "version": 1},
         },
-        {
-            "$set": {_seat_path(s): TAKEN for s in positions},
-            # The article increments by +n here; holding n seats takes n away.
-            "$inc": {"seatsAvailable": -len(positions), "version": 1},
-            "$push": {"reservations": {"$each": entries}},
-        },
+        projection=_HEADER,
+        return_document=ReturnDocument.AFTER,
     )
-    if result.modified_count == 1:
-        return _result(doc, cart_id, entries)
-    _explain_refused_hold(doc["_id"], cart_id, positions, layout, now)
-    return None
 
 
-def _explain_refused_hold(
-    oid: ObjectId, cart_id: str, positions: Sequence[Seat], layout: list, now
-) -> None:
-    """Raise the error that made a hold's filter match nothing (if it lasts)."""
-    doc = _sessions().find_one(
-        {"_id": oid},
-        {"start": 1, "seats": 1, "reservations.cart_id": 1, "reservations.seat": 1},
-    )
+def _header(oid: ObjectId, extra: Mapping | None = None) -> dict:
+    doc = _sessions().find_one({"_id": oid}, {**_HEADER, **(extra or {})})
     if doc is None:
         raise SessionNotFound()
-    if doc["start"] <= now:
-        raise SessionClosed()
-    taken = [p for p in positions if doc["seats"][p[0]][p[1]] != FREE]
-    if not taken:
-        return
-    mine = set(_entries_of(doc, "reservations", cart_id))
-    others = [p for p in taken if p not in mine]
-    if others:
-        raise SeatsTaken([label_of(layout, p) for p in others], others)
-    raise SeatsAlreadyHeld([label_of(layout, p) for p in taken], taken)
-
-
-def _open_session(oid: ObjectId, projection: dict, now: datetime) -> dict:
-    doc = _sessions().find_one({"_id": oid}, projection)
-    if doc is None:
-        raise SessionNotFound()
-    if doc["start"] <= now:
-        raise SessionClosed()
     return doc
 
 
-def seats_hold(*, session_id: str, cart_id: str, seats: Sequence[Seat]) -> SeatHold:
+def read_state(oid: ObjectId) -> dict:
+    return _header(oid, {"seats": 1})
+
+
+def _result(
+    doc: dict, h: Hall, cart_id: str, seats: Sequence[tuple[Seat, datetime]]
+) -> SeatHold:
+    """The SeatHold of ``seats`` (with their stamps), priced from ``doc``."""
+    entries = []
+    for seat, at in sorted(seats):
+        cell = cell_at(h.layout, seat)
+        price = doc["prices"][cell["zone"]].to_decimal().quantize(CENT)
+        entries.append(
+            {
+                "seat": list(seat),
+                "label": label_of(h.layout, seat),
+                "zone": cell["zone"],
+                "price": Decimal128(price),
+                "at": at,
+            }
+        )
+    return SeatHold.of_entries(doc, cart_id, entries, h.zone_names)
+
+
+def _hold(
+    oid: ObjectId,
+    h: Hall,
+    cart_id: str,
+    positions: Sequence[Seat],
+    now: datetime,
+    was: int = FREE,
+) -> SeatHold | None:
+    """One hold: the intent, then the session's conditional update (every
+    seat ``was``, the performance not started). Returns None when refused
+    but no seat turned out taken on a second look: the caller tries again."""
+    tag = holds.new_tag()
+    created = holds.write_intent(oid, cart_id, tag, positions, now)
+    faults.point("seats.after_intent")
+    n = len(positions)
+    counter = "blocked" if was == BLOCKED else "seatsAvailable"
+    doc = swap_states(
+        oid,
+        [(s, was, tag) for s in positions],
+        {counter: -n, "held": n},
+        {"start": {"$gt": now}},
+    )
+    if doc is not None:
+        return _result(doc, h, cart_id, [(s, now) for s in positions])
+    holds.retract(oid, cart_id, tag, created)
+    _explain_refused_hold(oid, h, cart_id, positions, now, was)
+    return None
+
+
+def _explain_refused_hold(oid, h: Hall, cart_id, positions, now, was) -> None:
+    """Raise the error that made a hold's filter match nothing (if it lasts)."""
+    doc = read_state(oid)
+    if doc["start"] <= now:
+        raise SessionClosed()
+    state = doc["seats"]
+    taken = [p for p in positions if state[p[0]][p[1]] != was]
+    if not taken:
+        return
+    labels = [label_of(h.layout, p) for p in taken]
+    if was == BLOCKED:
+        raise SeatsNotBlocked(labels, taken)
+    mine = holds.candidates(holds.read(oid, cart_id))
+    others = [
+        p for p in taken if state[p[0]][p[1]] not in {t for t, _ in mine.get(p, ())}
+    ]
+    if others:
+        raise SeatsTaken([label_of(h.layout, p) for p in others], others)
+    raise SeatsAlreadyHeld(labels, taken)
+
+
+def seats_hold(
+    *,
+    session_id: str,
+    cart_id: str,
+    seats: Sequence[Seat],
+    from_blocked: bool = False,
+) -> SeatHold:
     """Hold every seat of ``seats`` for the cart, all or nothing.
 
-    One conditional update: the filter requires each ``seats.<r>.<c>`` to be
-    FREE and the performance not started; the update marks them TAKEN,
-    decrements ``seatsAvailable`` by n and pushes one reservation entry per
-    seat with the price of its zone. Invariants kept: taken == held + sold,
-    ``seatsAvailable`` == real seats - taken, no seat in two carts.
+    The cart's intent (tag t -> these seats) is recorded, then ONE
+    conditional update of the session: the filter requires each seat FREE
+    (BLOCKED with ``from_blocked``: staff selling seats held back) and the
+    performance not started; the update puts t on them and moves n from
+    ``seatsAvailable`` (or ``blocked``) to ``held``. A refused hold takes its
+    intent back. Invariants: see the module.
 
     Raises InvalidSeats (not 1..10 distinct (row, col) pairs of non-negative
     ints), InvalidRequest (bad cart id), SessionNotFound, SessionClosed,
     SeatOffMap (off the grid or on a gap), SeatsTaken (another cart holds or
-    bought one of them), SeatsAlreadyHeld (this cart already holds them).
+    bought one of them, or staff blocked it), SeatsAlreadyHeld (this cart
+    already holds them), SeatsNotBlocked (``from_blocked``: one is not).
     """
     positions = checks.positions(seats, limit=MAX_SEATS_PER_HOLD)
     cart_id = checks.cart_id(cart_id)
     oid = checks.session_oid(session_id)
+    h = hall_of_session(oid)
+    check_on_map(h.layout, positions)
+    was = BLOCKED if from_blocked else FREE
     for _ in range(RETRIES):
-        now = _now()
-        doc = _open_session(oid, {**_HEADER, "layout": 1, "prices": 1}, now)
-        check_on_map(doc["layout"], positions)
-        held = _hold(doc, cart_id, positions, now)
+        held = _hold(oid, h, cart_id, positions, _now(), was)
         if held is not None:
             return held
     raise BoxOfficeBusy()
@@ -206,69 +235,68 @@ def _stamps(expect_at) -> dict[Seat, datetime] | None:
     return stamps
 
 
-def _entries_guard(
-    field: str, cart_id: str, entries: list[dict], *, stamped: bool
-) -> list[dict]:
-    """The cart's entry for each of ``entries``' seats, still there (and, when
-    ``stamped``, stamped as read): ``$elemMatch`` on the SAME entry."""
-    return [
-        {
-            field: {
-                "$elemMatch": {
-                    "cart_id": cart_id,
-                    "seat": e["seat"],
-                    **({"at": e["at"]} if stamped else {}),
-                }
-            }
-        }
-        for e in entries
-    ]
+def _targets(
+    doc: dict | None,
+    wanted: Sequence[Seat] | None,
+    stamps: Mapping[Seat, datetime] | None,
+    state: list | None,
+    sign: int,
+) -> dict[Seat, tuple[int, datetime]]:
+    """The cart's seats to act on: seat -> (tag, stamp). With the session's
+    ``state``, only seats carrying ``sign`` * tag; without it (a first,
+    optimistic try), each seat's newest entry."""
+    found = {}
+    for seat, pairs in holds.candidates(doc).items():
+        if wanted is not None and seat not in wanted:
+            continue
+        if stamps is not None:
+            pairs = [p for p in pairs if stamps.get(seat) == p[1]]
+        if state is not None:
+            value = state[seat[0]][seat[1]]
+            pairs = [p for p in pairs if value == sign * p[0]]
+        if pairs:
+            found[seat] = pairs[0]
+    return found
 
 
-def _free_entries(
-    *,
-    field: str,
+def _free_seats(
     oid: ObjectId,
     cart_id: str,
     wanted: Sequence[Seat] | None,
-    stamps: Mapping[Seat, datetime] | None = None,
-) -> tuple[dict, list[dict]]:
-    """Move the cart's entries of ``field`` for ``wanted`` seats back to FREE.
+    stamps: Mapping[Seat, datetime] | None,
+    sign: int,
+) -> tuple[dict | None, list[tuple[Seat, datetime]]]:
+    """Move the cart's held (``sign`` +1) or sold (-1) seats back to FREE.
 
-    The one conditional update behind ``seats_release`` (field
-    ``reservations``) and ``seats_return`` (field ``sold``): the filter
-    requires the cart's entry for every seat (``$elemMatch`` on cart and
-    seat, and on the stamp when ``stamps`` names one); the update sets the
-    seats FREE, gives n back to ``seatsAvailable`` and pulls the entries.
-    Seats without such an entry are skipped. Returns the document read and
-    the entries freed.
+    The one conditional update behind ``seats_release`` and ``seats_return``:
+    the filter requires each seat to carry the cart's tag; the update sets
+    them FREE and moves n from ``held`` (or ``sold``) to ``seatsAvailable``.
+    Seats the cart does not have are skipped. Returns the session's header
+    (None when nothing was freed) and the seats freed with their stamps.
     """
+    state = None
     for _ in range(RETRIES):
-        doc = _sessions().find_one({"_id": oid}, {**_HEADER, "layout": 1, field: 1})
-        if doc is None:
-            raise SessionNotFound()
-        if wanted is not None:
-            check_on_map(doc["layout"], wanted)
-        mine = _entries_of(doc, field, cart_id)
-        targets = [mine[p] for p in (mine if wanted is None else wanted) if p in mine]
-        if stamps is not None:
-            # Only entries unchanged since the caller read them.
-            targets = [e for e in targets if stamps.get(tuple(e["seat"])) == e["at"]]
+        doc = holds.read(oid, cart_id)
+        targets = _targets(doc, wanted, stamps, state, sign)
         if not targets:
-            return doc, []
-        guard = _entries_guard(field, cart_id, targets, stamped=stamps is not None)
-        positions = [tuple(e["seat"]) for e in targets]
-        result = _sessions().update_one(
-            {"_id": oid, "$and": guard},
-            {
-                "$set": {_seat_path(s): FREE for s in positions},
-                "$inc": {"seatsAvailable": len(positions), "version": 1},
-                "$pull": {field: _pull_entries(cart_id, positions)},
-            },
-        )
-        if result.modified_count == 1:
-            return doc, targets
+            return None, []
+        n = len(targets)
+        counter = "held" if sign > 0 else "sold"
+        moves = [(s, sign * tag, FREE) for s, (tag, _) in targets.items()]
+        after = swap_states(oid, moves, {"seatsAvailable": n, counter: -n})
+        if after is None:
+            state = read_state(oid)["seats"]  # ask the session which are the cart's
+            continue
+        faults.point("seats.after_release")
+        holds.forget(oid, cart_id, {s: t for s, (t, _) in targets.items()}, doc)
+        return after, [(s, at) for s, (_, at) in targets.items()]
     raise BoxOfficeBusy()
+
+
+def _wanted(seats) -> tuple[Seat, ...] | None:
+    if seats is None:
+        return None
+    return checks.positions(seats, limit=MAX_SEATS_PER_REQUEST)
 
 
 def seats_release(
@@ -282,29 +310,27 @@ def seats_release(
 
     Seats the cart does not hold (already released, expired, never held) are
     skipped, so releasing twice is harmless; the result lists the seats this
-    call released. One conditional update per attempt: the filter requires an
-    entry ``{cart_id, seat}`` (``$elemMatch``) for every seat; the update sets
-    them FREE, gives n back to ``seatsAvailable`` (the article forgets) and
-    pulls the entries. Releasing one seat of a multi-seat hold leaves the
-    others held. With ``expect_at`` (seat -> stamp, as the shop's reconciler
-    read it) only entries still carrying that stamp are released: a seat
-    held again or handed to another cart since is left alone. Same
-    invariants as ``seats_hold``.
+    call released. One conditional update: each seat still carries the
+    cart's tag; they become FREE, ``held`` gives n back to
+    ``seatsAvailable``; then the entries that became history are pruned.
+    Releasing one seat of a multi-seat hold leaves the others held. With
+    ``expect_at`` (seat -> stamp, as the shop's reconciler read it) only
+    seats of entries still carrying that stamp are released: a seat held
+    again or handed to another cart since has a new tag and is left alone.
 
     Raises InvalidSeats, InvalidRequest (bad cart id or stamps),
-    SessionNotFound, SeatOffMap, BoxOfficeBusy (the cart's own entries kept
+    SessionNotFound, SeatOffMap, BoxOfficeBusy (the cart's own seats kept
     changing).
     """
-    wanted = (
-        None if seats is None else checks.positions(seats, limit=MAX_SEATS_PER_REQUEST)
-    )
+    wanted = _wanted(seats)
     stamps = _stamps(expect_at)
     cart_id = checks.cart_id(cart_id)
     oid = checks.session_oid(session_id)
-    doc, freed = _free_entries(
-        field="reservations", oid=oid, cart_id=cart_id, wanted=wanted, stamps=stamps
-    )
-    return _result(doc, cart_id, freed)
+    h = hall_of_session(oid)
+    if wanted is not None:
+        check_on_map(h.layout, wanted)
+    after, freed = _free_seats(oid, cart_id, wanted, stamps, +1)
+    return _result(after or _header(oid), h, cart_id, freed)
 
 
 def seats_return(
@@ -312,10 +338,8 @@ def seats_return(
 ) -> SeatHold:
     """Put seats sold to the cart back on sale (its order was canceled).
 
-    The reverse of ``seats_commit`` + ``seats_release`` in ONE conditional
-    update: the filter requires the cart's ``sold`` entry for every seat
-    (``$elemMatch`` on cart and seat); the update sets the seats FREE, adds
-    n to ``seatsAvailable`` and pulls the entries from ``sold``. Seats not
+    ONE conditional update: each seat carries the cart's sold tag (-t); they
+    become FREE and n moves from ``sold`` to ``seatsAvailable``. Seats not
     sold to the cart (returned already) are skipped, so a repeat is
     harmless; the result lists the seats this call returned. A performance
     that has started may have seats returned (a refund after the curtain):
@@ -324,13 +348,14 @@ def seats_return(
     Raises InvalidSeats, InvalidRequest (bad cart id), SessionNotFound,
     SeatOffMap, BoxOfficeBusy.
     """
-    wanted = (
-        None if seats is None else checks.positions(seats, limit=MAX_SEATS_PER_REQUEST)
-    )
+    wanted = _wanted(seats)
     cart_id = checks.cart_id(cart_id)
     oid = checks.session_oid(session_id)
-    doc, freed = _free_entries(field="sold", oid=oid, cart_id=cart_id, wanted=wanted)
-    return _result(doc, cart_id, freed)
+    h = hall_of_session(oid)
+    if wanted is not None:
+        check_on_map(h.layout, wanted)
+    after, freed = _free_seats(oid, cart_id, wanted, None, -1)
+    return _result(after or _header(oid), h, cart_id, freed)
 
 
 def seats_refresh(
@@ -343,34 +368,42 @@ def seats_refresh(
     """Stamp ``at = now`` on the entries of these carts stamped before ``before``.
 
     The shop's reconciler confirmed those carts still list the seats. Only
-    the stamps change (one update, array filters), never a seat state, so
-    the map's version stays. Returns 1 if anything was stamped, else 0.
+    the stamps change (one update per cart's document), never a seat state,
+    so the map's version stays. Returns how many documents were stamped.
 
     Raises InvalidRequest (bad cart id or times), SessionNotFound.
     """
     ids = [checks.cart_id(c) for c in cart_ids]
-    if not ids:
-        return 0
     for moment in (before, now or before):
         if not isinstance(moment, datetime):
             raise InvalidRequest("Stamps are times.")
     oid = checks.session_oid(session_id)
-    result = _sessions().update_one(
-        {"_id": oid},
-        {"$set": {"reservations.$[held].at": now or _now()}},
-        array_filters=[{"held.cart_id": {"$in": ids}, "held.at": {"$lt": before}}],
-    )
-    return result.modified_count
+    now = now or _now()
+    stamped = 0
+    for doc in holds.holds_coll().find(
+        {"_id": {"$in": [holds.holds_id(oid, c) for c in ids]}}
+    ):
+        stale = [k for k, e in doc.get("holds", {}).items() if e["at"] < before]
+        if stale:
+            stamped += (
+                holds.holds_coll()
+                .update_one(
+                    {"_id": doc["_id"]},
+                    {"$set": {"at": now, **{f"holds.{k}.at": now for k in stale}}},
+                )
+                .modified_count
+            )
+    return stamped
 
 
 def seats_transfer(*, session_id: str, from_cart_id: str, to_cart_id: str) -> SeatHold:
     """Hand every seat ``from_cart_id`` holds in the session to ``to_cart_id``.
 
-    For the shop's cart merge at login. One update rewrites the cart id (and
-    the stamp) of the source cart's entries: no seat is FREE in between, so
-    nobody else can take it. The filter requires the source to hold at least
-    the seats just read (``$elemMatch`` each); seats, counter and version
-    stay as they are. Returns the seats handed over (none if it held none).
+    For the shop's cart merge at login. The target's intent (a new tag ->
+    the seats) first; then ONE conditional update: each seat still carries
+    the source's tag and gets the target's, so no seat is FREE in between and
+    nobody else can take it; counters stay. Then the source's entries go.
+    Returns the seats handed over (none if it held none).
 
     Raises InvalidRequest (bad cart ids, or both the same), SessionNotFound,
     BoxOfficeBusy.
@@ -380,46 +413,43 @@ def seats_transfer(*, session_id: str, from_cart_id: str, to_cart_id: str) -> Se
     if source == target:
         raise InvalidRequest("A cart cannot hand seats to itself.")
     oid = checks.session_oid(session_id)
+    h = hall_of_session(oid)
     for _ in range(RETRIES):
-        doc = _sessions().find_one({"_id": oid}, {**_HEADER, "reservations": 1})
+        doc = holds.read(oid, source)
         if doc is None:
-            raise SessionNotFound()
-        held = _entries_of(doc, "reservations", source)
+            return _result(_header(oid), h, target, [])
+        state = read_state(oid)["seats"]
+        held = _targets(doc, None, None, state, +1)
         if not held:
-            return _result(doc, target, [])
-        now = _now()
-        result = _sessions().update_one(
-            {"_id": oid, "$and": _entry_guard(source, list(held))},
-            {
-                "$set": {
-                    "reservations.$[held].cart_id": target,
-                    "reservations.$[held].at": now,
-                }
-            },
-            array_filters=[{"held.cart_id": source}],
-        )
-        if result.modified_count == 1:
-            moved = [{**e, "cart_id": target, "at": now} for e in held.values()]
-            return _result(doc, target, moved)
+            return _result(_header(oid), h, target, [])
+        tag, now = holds.new_tag(), _now()
+        created = holds.write_intent(oid, target, tag, sorted(held), now)
+        faults.point("seats.after_transfer_intent")
+        moves = [(s, old, tag) for s, (old, _) in held.items()]
+        after = swap_states(oid, moves, {})
+        if after is None:
+            holds.retract(oid, target, tag, created)
+            continue
+        faults.point("seats.after_transfer")
+        holds.forget(oid, source, {s: t for s, (t, _) in held.items()}, doc)
+        return _result(after, h, target, [(s, now) for s in held])
     raise BoxOfficeBusy()
 
 
-def _sell(oid: ObjectId, cart_id: str, held: list[dict]) -> list[dict] | None:
-    """The one conditional update of a commit: the cart's entries for these
-    seats move from ``reservations`` to ``sold``. Returns the sold entries,
-    None when an entry was no longer there."""
-    now = _now()
-    entries = [{**entry, "at": now} for entry in held]
-    positions = [tuple(entry["seat"]) for entry in held]
-    result = _sessions().update_one(
-        {"_id": oid, "$and": _entry_guard(cart_id, positions)},
-        {
-            "$pull": {"reservations": _pull_entries(cart_id, positions)},
-            "$push": {"sold": {"$each": entries}},
-            "$inc": {"version": 1},
-        },
-    )
-    return entries if result.modified_count == 1 else None
+def _sell(oid, cart_id, wanted, state) -> tuple[dict | None, dict, dict, list]:
+    """One try of a commit: (header after or None, sold now, sold before,
+    missing). With ``state`` unknown, optimistically every wanted seat is
+    taken to be held under its newest entry."""
+    doc = holds.read(oid, cart_id)
+    held = _targets(doc, wanted, None, state, +1)
+    sold = {} if state is None else _targets(doc, wanted, None, state, -1)
+    seats = list(wanted) if wanted is not None else sorted({*held, *sold})
+    missing = [p for p in seats if p not in held and p not in sold]
+    if missing or not held:
+        return None, held, sold, missing
+    n = len(held)
+    moves = [(s, tag, -tag) for s, (tag, _) in held.items()]
+    return swap_states(oid, moves, {"held": -n, "sold": n}), held, sold, []
 
 
 def seats_commit(
@@ -427,44 +457,40 @@ def seats_commit(
 ) -> SeatHold:
     """Sell the cart's held seats (``seats``, or all it holds when None).
 
-    One conditional update: the filter requires the cart's entry for every
-    seat (``$elemMatch``); the update pulls the entries from
-    ``reservations`` and pushes them to ``sold``. The seats stay TAKEN and
-    the counter stays as it is. Idempotent: seats already sold to this cart
-    count as committed, so a repeated checkout gets the same answer.
+    ONE conditional update: each seat carries the cart's tag t; it becomes
+    -t (sold, under the same tag) and n moves from ``held`` to ``sold``.
+    Who bought it is on the order (the shop's). Idempotent: seats already
+    sold to this cart count as committed, so a repeated checkout gets the
+    same answer.
 
     Raises InvalidSeats, InvalidRequest (bad cart id), SessionNotFound,
     SeatOffMap, SeatsNotHeld (a seat neither held by nor sold to the cart:
     its hold expired), BoxOfficeBusy.
     """
-    wanted = (
-        None if seats is None else checks.positions(seats, limit=MAX_SEATS_PER_REQUEST)
-    )
+    wanted = _wanted(seats)
     cart_id = checks.cart_id(cart_id)
     oid = checks.session_oid(session_id)
+    h = hall_of_session(oid)
+    if wanted is not None:
+        check_on_map(h.layout, wanted)
+    # Committing all: ask the session first (old entries are history).
+    state = None if wanted is not None else read_state(oid)["seats"]
     for _ in range(RETRIES):
-        doc = _sessions().find_one(
-            {"_id": oid}, {**_HEADER, "layout": 1, "reservations": 1, "sold": 1}
-        )
-        if doc is None:
-            raise SessionNotFound()
-        if wanted is not None:
-            check_on_map(doc["layout"], wanted)
-        held = _entries_of(doc, "reservations", cart_id)
-        sold = _entries_of(doc, "sold", cart_id)
-        positions = list(held) if wanted is None else list(wanted)
-        missing = [p for p in positions if p not in held and p not in sold]
+        after, held, sold, missing = _sell(oid, cart_id, wanted, state)
+        if after is not None:
+            # Stamped when held: a repeated commit answers the same.
+            done = [(s, at) for s, (_, at) in {**held, **sold}.items()]
+            return _result(after, h, cart_id, done)
+        if state is None:
+            state = read_state(oid)["seats"]
+            continue
         if missing:
-            raise SeatsNotHeld([label_of(doc["layout"], p) for p in missing], missing)
-        to_sell = [p for p in positions if p in held]
-        if wanted is None and not to_sell:
-            positions = list(sold)  # a repeated commit-all answers the sale
-        if to_sell:
-            entries = _sell(oid, cart_id, [held[p] for p in to_sell])
-            if entries is None:
-                continue  # the cart's entries changed: read again
-            sold.update({tuple(e["seat"]): e for e in entries})
-        return _result(doc, cart_id, [sold[p] for p in positions])
+            labels = [label_of(h.layout, p) for p in missing]
+            raise SeatsNotHeld(labels, missing)
+        if not held:  # a repeated commit: answer the sale
+            sale = [(s, at) for s, (_, at) in sold.items()]
+            return _result(_header(oid), h, cart_id, sale)
+        state = read_state(oid)["seats"]
     raise BoxOfficeBusy()
 
 
@@ -473,11 +499,12 @@ def seats_best_available(
 ) -> SeatHold:
     """Find and hold the best ``count`` adjacent seats in ``zone`` (any if None).
 
-    Picks the block from a fresh read (see ``_best_block``), then holds it
-    with the same single conditional update as ``seats_hold``. When another
-    cart takes one of those seats first, the update matches nothing, and the
-    search starts again from a fresh read: a seat held by another cart is
-    never returned. Same invariants as ``seats_hold``.
+    Picks the block from a fresh read (see ``booking.seating.best_block``;
+    blocked seats are not FREE, so never offered), then holds it with the
+    same intent and single conditional update as ``seats_hold``. When
+    another cart takes one of those seats first, the update matches nothing,
+    and the search starts again from a fresh read: a seat held by another
+    cart is never returned. Same invariants as ``seats_hold``.
 
     Raises InvalidSeats (count not 1..10), InvalidRequest (bad cart id),
     UnknownZone, SessionNotFound, SessionClosed, NoAdjacentSeats,
@@ -488,18 +515,20 @@ def seats_best_available(
     if zone is not None and not isinstance(zone, str):
         raise UnknownZone()
     oid = checks.session_oid(session_id)
-    projection = {**_HEADER, "layout": 1, "prices": 1, "seats": 1}
     for _ in range(BEST_AVAILABLE_ATTEMPTS):
         now = _now()
-        doc = _open_session(oid, projection, now)
-        names = zone_names(doc)
+        doc = read_state(oid)
+        if doc["start"] <= now:
+            raise SessionClosed()
+        h = hall(doc["layout_id"])
+        names = h.zone_names
         if zone is not None and zone not in names:
             raise UnknownZone()
-        block = best_block(doc, count, zone)
+        block = best_block(h.layout, h.zones, doc["seats"], count, zone)
         if block is None:
             raise NoAdjacentSeats(count, names.get(zone))
         try:
-            held = _hold(doc, cart_id, block, now)
+            held = _hold(oid, h, cart_id, block, now)
         except SeatsTaken:
             continue  # lost the race for this block: look again
         if held is not None:

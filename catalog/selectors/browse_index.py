@@ -182,52 +182,26 @@ class DepartmentIndex:
     def _add(self, summaries: Iterable[Mapping]) -> None:
         """Number and append ``summaries`` (only on an index no one reads
         yet)."""
-        first, first_variant = self.n, len(self.variant_item)
-        codes = {name: code for code, name in enumerate(self.category_names)}
-        categories, variant_item = [], []
-        keys: dict[str, list] = {name: [] for name in self.keys}
-        item_tokens: dict[str, list[int]] = {}
-        vattr_tokens: dict[str, list[int]] = {}
-        variant_tokens: dict[str, list[int]] = {}
-        for number, summary in enumerate(summaries, start=first):
-            self.ids.append(summary["_id"])
-            self.number[summary["_id"]] = number
-            category = summary["category"]
-            if category not in codes:
-                codes[category] = len(self.category_names)
-                self.category_names.append(category)
-            categories.append(codes[category])
-            keys["rating"].append(float(summary.get("rating") or 0.0))
-            keys["price_cents"].append(int(summary["price_cents"]))
-            keys["created_at"].append(_ms(summary["created_at"]))
-            for token in summary.get("attrs") or ():
-                item_tokens.setdefault(token, []).append(number)
-            for token in summary.get("vattrs") or ():
-                vattr_tokens.setdefault(token, []).append(number)
-            for variant in summary.get("vars") or ():
-                for token in variant.get("attrs") or ():
-                    variant_tokens.setdefault(token, []).append(
-                        first_variant + len(variant_item)
-                    )
-                variant_item.append(number)
+        first = self.n
+        new = self._columns(summaries, first)
         added = np.arange(first, self.n)
         self.alive = np.concatenate([self.alive, np.ones(len(added), dtype=bool)])
         self.category = np.concatenate(
-            [self.category, np.array(categories, dtype=np.int32)]
+            [self.category, np.array(new["categories"], dtype=np.int32)]
         )
-        for name, values in keys.items():
+        for name, values in new["keys"].items():
             self.keys[name] = np.concatenate(
                 [self.keys[name], np.array(values, dtype=self.keys[name].dtype)]
             )
         self.variant_item = np.concatenate(
-            [self.variant_item, np.array(variant_item, dtype=np.int64)]
+            [self.variant_item, np.array(new["variant_item"], dtype=np.int64)]
         )
-        for postings, new in (
-            (self.item_tokens, item_tokens),
-            (self.vattr_tokens, vattr_tokens),
-            (self.variant_tokens, variant_tokens),
+        for postings, tokens in (
+            (self.item_tokens, new["item_tokens"]),
+            (self.vattr_tokens, new["vattr_tokens"]),
+            (self.variant_tokens, new["variant_tokens"]),
         ):
-            for token, numbers in new.items():
+            for token, numbers in tokens.items():
                 postings[token] = np.concatenate(
                     [postings.get(token, _NONE), np.array(numbers, dtype=np.int64)]
                 )
@@ -240,6 +214,41 @@ class DepartmentIndex:
                 )
             else:
                 self._orders[name] = _inserted(*self._orders[name], pairs)
+
+    def _columns(self, summaries: Iterable[Mapping], first: int) -> dict:
+        """Number ``summaries`` from ``first`` (their ids and categories join
+        the index) and gather their new columns and postings as lists."""
+        codes = {name: code for code, name in enumerate(self.category_names)}
+        first_variant = len(self.variant_item)
+        new: dict = {
+            "categories": [],
+            "variant_item": [],
+            "keys": {name: [] for name in self.keys},
+            "item_tokens": {},
+            "vattr_tokens": {},
+            "variant_tokens": {},
+        }
+        for number, summary in enumerate(summaries, start=first):
+            self.ids.append(summary["_id"])
+            self.number[summary["_id"]] = number
+            category = summary["category"]
+            if category not in codes:
+                codes[category] = len(self.category_names)
+                self.category_names.append(category)
+            new["categories"].append(codes[category])
+            new["keys"]["rating"].append(float(summary.get("rating") or 0.0))
+            new["keys"]["price_cents"].append(int(summary["price_cents"]))
+            new["keys"]["created_at"].append(_ms(summary["created_at"]))
+            for token in summary.get("attrs") or ():
+                new["item_tokens"].setdefault(token, []).append(number)
+            for token in summary.get("vattrs") or ():
+                new["vattr_tokens"].setdefault(token, []).append(number)
+            for variant in summary.get("vars") or ():
+                variant_number = first_variant + len(new["variant_item"])
+                for token in variant.get("attrs") or ():
+                    new["variant_tokens"].setdefault(token, []).append(variant_number)
+                new["variant_item"].append(number)
+        return new
 
     def _pairs(self, name: str, numbers: np.ndarray) -> list[tuple]:
         """(key, _id, number) of the items ``numbers``, ascending."""
@@ -292,16 +301,19 @@ class DepartmentIndex:
                     # Sizes under a chosen colour count only the variants in it.
                     result[f"facet:{name}"] = self._count_variants(name, variants, page)
         for name in selected:
-            mask, others = matching(name)
-            if name in facets.ITEM_FACETS:
-                rows = self._count(self.item_tokens, (name,), mask)
-            elif others is None:
-                rows = self._count(self.vattr_tokens, (name,), mask)
-            else:
-                rows = self._count_variants(name, others, mask)
-            result[f"facet:{name}"] = rows
+            result[f"facet:{name}"] = self._count_selected(name, *matching(name))
         result["keyed"] = self._page(query, sort, page)
         return result
+
+    def _count_selected(
+        self, name: str, mask: np.ndarray, others: np.ndarray | None
+    ) -> list[dict]:
+        """A selected facet's counts, under every selection but its own."""
+        if name in facets.ITEM_FACETS:
+            return self._count(self.item_tokens, (name,), mask)
+        if others is None:
+            return self._count(self.vattr_tokens, (name,), mask)
+        return self._count_variants(name, others, mask)
 
     def _matching(
         self, base: np.ndarray, on_item: dict, on_variant: dict, excluded: str | None

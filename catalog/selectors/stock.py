@@ -1,4 +1,4 @@
-"""Reads of online stock and its reservations; never writes."""
+"""Reads of online stock and its holds; never writes."""
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -7,12 +7,18 @@ from datetime import datetime
 
 from django.conf import settings
 
-from catalog.documents import Inventory, StockMovement, StockThreshold
+from catalog.documents import (
+    Inventory,
+    StockHoldDoc,
+    StockMovement,
+    StockThreshold,
+    hold_id,
+)
 
 
 @dataclass(frozen=True)
 class StockHold:
-    """One reservation entry: ``quantity`` units of ``sku`` held by a cart."""
+    """One hold: ``quantity`` units of ``sku`` held by a cart."""
 
     sku: str
     cart_id: str
@@ -40,38 +46,57 @@ def _inventories():
     return Inventory.coll()
 
 
+def _holds():
+    return StockHoldDoc.coll()
+
+
+def _as_hold(doc: dict) -> StockHold:
+    return StockHold(
+        sku=doc["sku"], cart_id=doc["cart_id"], quantity=doc["quantity"], at=doc["at"]
+    )
+
+
+_HOLD_FIELDS = {"sku": 1, "cart_id": 1, "quantity": 1, "at": 1}
+
+
 def stock_free(*, skus: Iterable[str]) -> dict[str, int]:
     """Units free to reserve per SKU; SKUs without online stock are absent."""
     found = _inventories().find({"_id": {"$in": list(skus)}}, {"quantity": 1})
     return {doc["_id"]: doc["quantity"] for doc in found}
 
 
-# What a SKU's level is read from: the one place that knows how free, held,
-# sold and received units are stored on an inventory.
-_LEVEL_FIELDS = {"quantity": 1, "reservations.quantity": 1, "sold": 1, "received": 1}
+# What a SKU's level is read from: the counters on its inventory (free,
+# sold, received) and its hold documents (held, holders).
+_LEVEL_FIELDS = {"quantity": 1, "sold": 1, "received": 1}
 
 
-def _level(doc: dict) -> StockLevel:
-    entries = doc.get("reservations") or []
+def _level(doc: dict, held: int, holders: int) -> StockLevel:
     return StockLevel(
         sku=doc["_id"],
         free=doc["quantity"],
-        held=sum(e["quantity"] for e in entries),
+        held=held,
         sold=doc.get("sold", 0),
         received=doc.get("received", 0),
-        holders=len(entries),
+        holders=holders,
     )
 
 
 def stock_level(*, sku: str) -> StockLevel | None:
-    doc = _inventories().find_one({"_id": sku}, _LEVEL_FIELDS)
-    return None if doc is None else _level(doc)
+    return stock_levels(skus=[sku]).get(sku)
 
 
 def stock_levels(*, skus: Iterable[str]) -> dict[str, StockLevel]:
-    """The levels of many SKUs (one query); SKUs without online stock are absent."""
-    found = _inventories().find({"_id": {"$in": list(skus)}}, _LEVEL_FIELDS)
-    return {doc["_id"]: _level(doc) for doc in found}
+    """The levels of many SKUs (two queries: inventories, then their holds on
+    the ``sku`` index); SKUs without online stock are absent."""
+    docs = list(_inventories().find({"_id": {"$in": list(skus)}}, _LEVEL_FIELDS))
+    held: dict[str, list[int]] = defaultdict(list)
+    found = _holds().find(
+        {"sku": {"$in": [d["_id"] for d in docs]}, "quantity": {"$gt": 0}},
+        {"sku": 1, "quantity": 1},
+    )
+    for hold in found:
+        held[hold["sku"]].append(hold["quantity"])
+    return {d["_id"]: _level(d, sum(held[d["_id"]]), len(held[d["_id"]])) for d in docs}
 
 
 @dataclass(frozen=True)
@@ -149,77 +174,65 @@ def stock_ledger(*, sku: str, limit: int = 20) -> list[LedgerEntry]:
 
 
 def stock_hold(*, sku: str, cart_id: str) -> StockHold | None:
-    """This cart's reservation of ``sku``, if it has one."""
-    doc = _inventories().find_one(
-        {"_id": sku}, {"reservations": {"$elemMatch": {"cart_id": cart_id}}}
-    )
-    entries = (doc or {}).get("reservations") or []
-    if not entries:
-        return None
-    e = entries[0]
-    return StockHold(sku=sku, cart_id=cart_id, quantity=e["quantity"], at=e["at"])
+    """This cart's hold of ``sku``, if it has one (by ``_id``)."""
+    doc = _holds().find_one({"_id": hold_id(sku, cart_id)}, _HOLD_FIELDS)
+    return _as_hold(doc) if doc and doc["quantity"] > 0 else None
 
 
 def stock_holds_of_cart(*, cart_id: str) -> list[StockHold]:
-    """Every reservation of one cart (index on ``reservations.cart_id``)."""
-    found = _inventories().find(
-        {"reservations.cart_id": cart_id},
-        {"reservations": {"$elemMatch": {"cart_id": cart_id}}},
-    )
-    holds = []
-    for doc in found:
-        for e in doc.get("reservations") or []:
-            holds.append(
-                StockHold(
-                    sku=doc["_id"], cart_id=cart_id, quantity=e["quantity"], at=e["at"]
-                )
-            )
-    return holds
+    """Every hold of one cart (index on ``cart_id``)."""
+    found = _holds().find({"cart_id": cart_id, "quantity": {"$gt": 0}}, _HOLD_FIELDS)
+    return [_as_hold(doc) for doc in found]
 
 
 def stock_holds(*, before: datetime | None = None) -> Iterator[StockHold]:
-    """Every reservation entry (stamped before ``before``), SKU by SKU."""
-    stage: dict = {"reservations.0": {"$exists": True}}
-    pipeline: list[dict] = [{"$match": stage}, {"$unwind": "$reservations"}]
+    """Every hold with units (last changed before ``before``), oldest first."""
+    query: dict = {"at": {"$lt": before}} if before is not None else {}
+    found = _holds().find(query, _HOLD_FIELDS)
     if before is not None:
-        stage["reservations.at"] = {"$lt": before}
-        pipeline.append({"$match": {"reservations.at": {"$lt": before}}})
-    pipeline.append({"$sort": {"_id": 1}})
-    pipeline.append(
-        {
-            "$project": {
-                "cart_id": "$reservations.cart_id",
-                "quantity": "$reservations.quantity",
-                "at": "$reservations.at",
-            }
-        }
+        found = found.sort("at", 1)
+    for doc in found:
+        if doc["quantity"] > 0:
+            yield _as_hold(doc)
+
+
+def stock_stale_holders(
+    *, sku: str, changed_before: datetime, limit: int = 200
+) -> list[str]:
+    """Carts whose hold of ``sku`` has not changed since ``changed_before``.
+
+    A cart whose own hold ran out has only such holds, so the caller (a
+    reservation short of units, DESIGN §3.5) expires these candidates; the
+    index on (sku, at) serves it, however many carts exist.
+    """
+    found = _holds().find(
+        {"sku": sku, "at": {"$lte": changed_before}, "quantity": {"$gt": 0}},
+        {"cart_id": 1},
+        limit=limit,
     )
-    for row in _inventories().aggregate(pipeline):
-        yield StockHold(
-            sku=row["_id"],
-            cart_id=row["cart_id"],
-            quantity=row["quantity"],
-            at=row["at"],
-        )
+    return [doc["cart_id"] for doc in found]
 
 
 def stock_problems() -> list[StockProblem]:
     """SKUs breaking conservation, each with the reason.
 
-    Per SKU, from one document (an atomic snapshot): ``quantity >= 0``;
-    every entry holds at least one unit and no cart has two entries;
-    ``quantity + held + sold == received``; and ``received`` equals the sum of
-    the ledger entries applied so far (seq <= ledger_seq, not voided).
+    Per SKU: ``quantity >= 0``; no hold below 0 units; ``quantity + held +
+    sold == received``, where ``held`` counts the holds' units and the moves
+    in flight (a take the hold has not applied, a give-back or transfer the
+    other side has not); and ``received`` equals the sum of the ledger
+    entries applied so far, voided (refused) ones left out. Read from several
+    documents: meant for a quiet moment (under traffic a move between two
+    reads shows for a moment).
     """
     ledger: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for entry in StockMovement.coll().find({}, {"sku": 1, "seq": 1, "quantity": 1}):
         ledger[entry["sku"]].append((entry["seq"], entry["quantity"]))
+    holds = {doc["_id"]: doc for doc in _holds().find({})}
+    inventories = {doc["_id"]: doc for doc in _inventories().find({})}
+    held = _held(holds, inventories)
 
     problems = []
-    for doc in _inventories().find({}):
-        sku = doc["_id"]
-        entries = doc.get("reservations") or []
-        held = sum(e["quantity"] for e in entries)
+    for sku, doc in inventories.items():
         free, sold = doc["quantity"], doc.get("sold", 0)
         received = doc.get("received", 0)
         voided = set(doc.get("voided") or [])
@@ -230,16 +243,14 @@ def stock_problems() -> list[StockProblem]:
         )
         if free < 0:
             problems.append(StockProblem(sku, f"negative free quantity {free}"))
-        if any(e["quantity"] < 1 for e in entries):
-            problems.append(StockProblem(sku, "a reservation of less than 1 unit"))
-        carts = [e["cart_id"] for e in entries]
-        if len(carts) != len(set(carts)):
-            problems.append(StockProblem(sku, "a cart holds two reservation entries"))
-        if free + held + sold != received:
+        if any(h["quantity"] < 0 for h in holds.values() if h["sku"] == sku):
+            problems.append(StockProblem(sku, "a hold of less than 0 units"))
+        if free + held[sku] + sold != received:
             problems.append(
                 StockProblem(
                     sku,
-                    f"free {free} + held {held} + sold {sold} != received {received}",
+                    f"free {free} + held {held[sku]} + sold {sold}"
+                    f" != received {received}",
                 )
             )
         if applied != received:
@@ -247,3 +258,29 @@ def stock_problems() -> list[StockProblem]:
                 StockProblem(sku, f"ledger says {applied} received, stock {received}")
             )
     return problems
+
+
+def _held(holds: dict[str, dict], inventories: dict[str, dict]) -> dict[str, int]:
+    """Units held per SKU: in holds, or in a move one side has not applied."""
+    held: dict[str, int] = defaultdict(int)
+    for hold in holds.values():
+        sku = hold["sku"]
+        held[sku] += hold["quantity"]
+        gives = {
+            g["op"]
+            for g in inventories.get(sku, {}).get("gives") or []
+            if not g.get("fence")  # a recovery's fence not applied yet
+        }
+        for back in hold.get("back") or []:
+            if back.get("to"):
+                target = holds.get(hold_id(sku, back["to"])) or {}
+                if back["op"] not in (target.get("applied") or []):
+                    held[sku] += back["moved"]
+            elif back["op"] not in gives:
+                held[sku] += back["free"] + back["sold"]
+    for sku, inv in inventories.items():
+        for take in inv.get("takes") or []:
+            hold = holds.get(take["hold"]) or {}
+            if take["op"] not in (hold.get("applied") or []):
+                held[sku] += take["units"]
+    return held

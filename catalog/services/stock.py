@@ -1,16 +1,34 @@
 """Online stock: reserve, adjust, release, commit and restock (DESIGN §3).
 
-Every change is ONE conditional update of ONE inventory document. The rule
-that must hold (enough free units, this cart's entry present and of this
-size) is in the update's filter, never checked beforehand; a modified count
-of 0 means the rule said no. Filters that name two fields of one reservation
-entry use ``$elemMatch`` so both must hold on the same entry.
+The counter of free units (``Inventory.quantity``) and each cart's hold (a
+``StockHoldDoc``, ``_id = "<sku>|<cart_id>"``) are separate documents, so a
+hold costs the same however many carts hold the SKU. Every change is a move
+between them, each side one conditional single-document update whose
+filter carries the rule (``quantity >= n`` on the counter; the hold as read
+on the hold). Without transactions, the order of the writes makes every
+crash point harmless or repairable (``stock_moves_recover``):
 
-Invariant kept by every function, per SKU:
-``quantity + sum(reservations.quantity) + sold == received`` and
-``quantity >= 0``; each cart has at most one entry, of at least 1 unit.
+* taking n units (reserve, grow): 1. the counter, guarded ``quantity >= n``,
+  takes them and journals the move (``takes``); 2. the hold gets them and
+  lists the move in ``applied``; 3. the journal entry is dropped. The hold
+  refuses (AlreadyReserved, changed): the counter takes them back at once.
+* giving back (release, shrink, commit): 1. the hold, guarded as read,
+  drops the units into a ``back`` entry; 2. the counter gets them (free or
+  sold), journaled in ``gives`` so it applies once; 3. the ``back`` entry
+  goes (the hold with it when empty); 4. the journal entry goes.
+* transfer (login): 1. the source's units into a ``back`` entry naming the
+  target; 2. the target hold gets them (``applied``); 3. the source
+  finishes. No unit is free in between.
+
+A unit is thus never in two places: free units only grow after a hold gave
+them up, a hold only grows after the counter gave it units. Invariant kept
+per SKU: ``quantity + held + sold == received`` and ``quantity >= 0``, where
+``held`` counts the holds' units and the moves in flight
+(``catalog.selectors.stock.stock_problems``); a cart has at most one hold
+per SKU (its ``_id``).
 """
 
+import uuid
 from collections.abc import Mapping
 from datetime import datetime
 
@@ -19,7 +37,8 @@ from pymongo import UpdateOne
 from pymongo.collection import Collection
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
-from catalog.documents import Inventory, StockMovement
+from catalog import faults
+from catalog.documents import Inventory, StockHoldDoc, StockMovement, hold_id
 from catalog.errors import (
     AlreadyReserved,
     FreeStockShort,
@@ -31,16 +50,26 @@ from catalog.errors import (
 from config.errors import DomainError
 
 # Attempts of a read-then-conditional-update loop before giving up; each
-# retry means another writer changed the same entry in between.
+# retry means another writer changed the same hold in between.
 _ATTEMPTS = 8
+# Written by the reconciler: a fence kept until the cleanup's retention.
+RECOVERY = "recovery"
 
 
 def _inventories() -> Collection:
     return Inventory.coll()
 
 
+def _holds() -> Collection:
+    return StockHoldDoc.coll()
+
+
 def _ledger() -> Collection:
     return StockMovement.coll()
+
+
+def _op() -> str:
+    return uuid.uuid4().hex
 
 
 def _units(value: object) -> int:
@@ -50,65 +79,173 @@ def _units(value: object) -> int:
     return value
 
 
-def _entry(sku: str, cart_id: str) -> tuple[dict | None, dict | None]:
-    """The inventory (without its other entries) and this cart's entry."""
-    doc = _inventories().find_one(
-        {"_id": sku},
+def _hold(sku: str, cart_id: str) -> dict | None:
+    """This cart's hold of the SKU with units in it, else None."""
+    doc = _holds().find_one(
+        {"_id": hold_id(sku, cart_id)}, {"quantity": 1, "at": 1, "applied": 1}
+    )
+    return doc if doc and doc["quantity"] > 0 else None
+
+
+def _why_short(sku: str, cart_id: str | None = None) -> DomainError:
+    """Why the counter refused to give units (read again, to explain)."""
+    doc = _inventories().find_one({"_id": sku}, {"quantity": 1})
+    if doc is None:
+        return NotStocked()
+    if cart_id is not None and _hold(sku, cart_id) is not None:
+        return AlreadyReserved()
+    return OutOfStock(available=doc["quantity"])
+
+
+# --- Taking units: counter, hold, forget ---------------------------------------
+
+
+def _take(
+    sku: str, cart_id: str, units: int, now: datetime, hold_guard: dict | None
+) -> bool:
+    """Move ``units`` from the counter into this cart's hold.
+
+    ``hold_guard`` None: a new hold (none with units yet), else the filter
+    the existing hold must match. False when the hold refused (the units are
+    back on the counter). Raises NotStocked, OutOfStock.
+    """
+    op, hid = _op(), hold_id(sku, cart_id)
+    taken = _inventories().update_one(
+        {"_id": sku, "quantity": {"$gte": units}},
         {
-            "quantity": 1,
-            "reservations": {"$elemMatch": {"cart_id": cart_id}},
+            "$inc": {"quantity": -units},
+            "$push": {"takes": {"op": op, "hold": hid, "units": units, "at": now}},
+            "$set": {"modified_at": now},
         },
     )
-    if doc is None:
-        return None, None
-    entries = doc.get("reservations") or []
-    return doc, (entries[0] if entries else None)
+    if not taken.modified_count:
+        raise _why_short(sku, cart_id if hold_guard is None else None)
+    faults.point("stock.take.after_counter")
+    if not _hold_gets(sku, cart_id, op, units, now, hold_guard):
+        _untake(sku, op, units)
+        return False
+    faults.point("stock.take.after_hold")
+    _inventories().update_one({"_id": sku}, {"$pull": {"takes": {"op": op}}})
+    return True
 
 
-def _entry_as_read(sku: str, cart_id: str, quantity: int, at) -> dict:
-    """The guard of a write based on this cart's entry as read: it must still
-    hold ``quantity`` units stamped ``at`` ($elemMatch: on the SAME entry)."""
-    entry = {"cart_id": cart_id, "quantity": quantity, "at": at}
-    return {"_id": sku, "reservations": {"$elemMatch": entry}}
+def _hold_gets(sku, cart_id, op, units, now, hold_guard) -> bool:
+    """Step 2 of a take: the hold gets the units (never a move it was fenced
+    from: ``void``). A new hold is inserted, or fills a hold of 0 units."""
+    query = {"_id": hold_id(sku, cart_id), "void": {"$ne": op}}
+    query.update({"quantity": 0} if hold_guard is None else hold_guard)
+    update = {
+        "$inc": {"quantity": units},
+        "$set": {"sku": sku, "cart_id": cart_id, "at": now},
+        "$push": {"applied": op},
+    }
+    try:
+        done = _holds().update_one(query, update, upsert=hold_guard is None)
+    except DuplicateKeyError:
+        return False  # the cart holds units already, or the move was fenced
+    return bool(done.modified_count or done.upserted_id)
+
+
+def _untake(sku: str, op: str, units: int) -> bool:
+    """Give a take's units back to the counter, once (guarded on its entry)."""
+    result = _inventories().update_one(
+        {"_id": sku, "takes.op": op},
+        {"$inc": {"quantity": units}, "$pull": {"takes": {"op": op}}},
+    )
+    return bool(result.modified_count)
+
+
+# --- Giving units back: hold, counter, finish, forget ---------------------------
+
+
+def _give(
+    sku: str,
+    cart_id: str,
+    guard: dict,
+    *,
+    free: int,
+    sold: int = 0,
+    now: datetime,
+    touch: bool = False,
+    forget: list[str] = (),
+) -> bool:
+    """Move ``free + sold`` units out of this cart's hold (guarded by
+    ``guard``) to the counter's free units and ``sold``; False when the guard
+    matched nothing (nothing changed). ``forget``: the take moves of a hold
+    this ends (``applied`` as read), see ``_counter_gets``.
+
+    update_one, not findAndModify: on the Rust server the latter costs time
+    growing with the collection (config/compat.py).
+    """
+    op, hid = _op(), hold_id(sku, cart_id)
+    entry = {"op": op, "free": free, "sold": sold, "at": now}
+    update: dict = {"$inc": {"quantity": -(free + sold)}, "$push": {"back": entry}}
+    if touch:
+        update["$set"] = {"at": now}
+    if not _holds().update_one({"_id": hid, **guard}, update).modified_count:
+        return False
+    faults.point("stock.give.after_hold")
+    _counter_gets(sku, hid, entry, forget=list(forget))
+    faults.point("stock.give.after_counter")
+    _finish_back(hid, op)
+    faults.point("stock.give.after_finish")
+    _inventories().update_one({"_id": sku}, {"$pull": {"gives": {"op": op}}})
+    return True
+
+
+def _counter_gets(sku: str, hid: str, entry: dict, *, forget: list[str]) -> bool:
+    """Step 2 of a give-back, once per move (its journal entry is the guard).
+
+    ``forget``: take moves the hold had applied; their entries (left by a
+    crash just before step 3) go now, while the hold still proves them.
+    """
+    move = {"op": entry["op"], "hold": hid, "at": entry["at"]}
+    update: dict = {
+        "$inc": {"quantity": entry["free"], "sold": entry["sold"]},
+        "$push": {"gives": move},
+        "$set": {"modified_at": entry["at"]},
+    }
+    if forget:
+        update["$pull"] = {"takes": {"op": {"$in": forget}}}
+    result = _inventories().update_one(
+        {"_id": sku, "gives.op": {"$ne": entry["op"]}}, update
+    )
+    return bool(result.modified_count)
+
+
+def _finish_back(hid: str, op: str) -> None:
+    """Step 3: the ``back`` entry goes; so does a hold left with no units and
+    nothing in flight (a fenced one stays, see ``_fence``)."""
+    last = {"quantity": 0, "back.op": op, "back.1": {"$exists": False}}
+    if (
+        _holds()
+        .delete_one({"_id": hid, **last, "void.0": {"$exists": False}})
+        .deleted_count
+    ):
+        return
+    _holds().update_one({"_id": hid, "back.op": op}, {"$pull": {"back": {"op": op}}})
+
+
+# --- The services ---------------------------------------------------------------
 
 
 def stock_reserve(
     *, sku: str, cart_id: str, quantity: int, now: datetime | None = None
 ) -> None:
-    """Hold ``quantity`` units of ``sku`` for ``cart_id`` (a new entry).
+    """Hold ``quantity`` units of ``sku`` for ``cart_id`` (a new hold).
 
-    Guard: ``quantity >= n`` and no entry of this cart yet; effect: move n
-    units from ``quantity`` to a new reservation entry. A repeat fails the
-    guard, so nothing is ever held twice.
+    Guard: the counter has ``quantity >= n`` (its filter), and the cart has
+    no hold with units yet (the hold's ``_id``); effect: n units move from
+    the counter to the cart's new hold. A repeat is refused by the hold, so
+    nothing is ever held twice.
 
     Raises InvalidQuantity, NotStocked, AlreadyReserved (use stock_adjust),
     OutOfStock (with the number still free).
     """
     quantity = _units(quantity)
     now = now or timezone.now()
-    result = _inventories().update_one(
-        {
-            "_id": sku,
-            "quantity": {"$gte": quantity},
-            "reservations.cart_id": {"$ne": cart_id},
-        },
-        {
-            "$inc": {"quantity": -quantity},
-            "$push": {
-                "reservations": {"cart_id": cart_id, "quantity": quantity, "at": now}
-            },
-            "$set": {"modified_at": now},
-        },
-    )
-    if result.modified_count:
-        return
-    # Only to explain the refusal; the decision was the filter's.
-    doc, entry = _entry(sku, cart_id)
-    if doc is None:
-        raise NotStocked()
-    if entry is not None:
+    if not _take(sku, cart_id, quantity, now, None):
         raise AlreadyReserved()
-    raise OutOfStock(available=doc["quantity"])
 
 
 def stock_adjust(
@@ -120,58 +257,51 @@ def stock_adjust(
     expect_quantity: int | None = None,
     expect_at: datetime | None = None,
 ) -> None:
-    """Change the cart's reservation of ``sku`` by ``delta`` units (+ or -).
+    """Change the cart's hold of ``sku`` by ``delta`` units (+ or -).
 
-    Guard: this cart's entry exists with more than ``-delta`` units (it keeps
-    at least one; use stock_release to end it) and, when growing,
-    ``quantity >= delta``; effect: move ``delta`` between ``quantity`` and
-    the entry (positional ``$`` on the entry the ``$elemMatch`` found).
-    With ``expect_quantity``/``expect_at`` the entry must also still have that
-    size/stamp (the reconciler adjusts exactly what it inspected).
+    Guard: the cart's hold has more than ``-delta`` units (it keeps at least
+    one; use stock_release to end it) and, when growing, the counter has
+    ``quantity >= delta``; effect: ``delta`` units move between the counter
+    and the hold. With ``expect_quantity``/``expect_at`` the hold must also
+    still have that size/stamp (the reconciler adjusts what it inspected).
 
-    Raises InvalidQuantity (delta 0, or the entry would drop below 1 unit),
+    Raises InvalidQuantity (delta 0, or the hold would drop below 1 unit),
     NotStocked, ReservationMissing, OutOfStock.
     """
     if isinstance(delta, bool) or not isinstance(delta, int) or delta == 0:
         raise InvalidQuantity()
     now = now or timezone.now()
-    match: dict = {"cart_id": cart_id, "quantity": {"$gte": 1 - delta}}
+    guard: dict = {"quantity": {"$gte": max(1, 1 - delta)}}
     if expect_quantity is not None:
         if expect_quantity + delta < 1:
             raise InvalidQuantity("A hold cannot shrink below one unit; release it.")
-        match["quantity"] = expect_quantity
+        guard["quantity"] = expect_quantity
     if expect_at is not None:
-        match["at"] = expect_at
-    query: dict = {"_id": sku, "reservations": {"$elemMatch": match}}
+        guard["at"] = expect_at
     if delta > 0:
-        query["quantity"] = {"$gte": delta}
-    result = _inventories().update_one(
-        query,
-        {
-            "$inc": {"quantity": -delta, "reservations.$.quantity": delta},
-            "$set": {"reservations.$.at": now, "modified_at": now},
-        },
-    )
-    if not result.modified_count:
-        raise _adjust_refusal(sku, cart_id, delta, expect_quantity, expect_at)
+        if _take(sku, cart_id, delta, now, guard):
+            return
+    elif _give(sku, cart_id, guard, free=-delta, now=now, touch=True):
+        return
+    raise _adjust_refusal(sku, cart_id, delta, expect_quantity, expect_at)
 
 
 def _adjust_refusal(
     sku: str, cart_id: str, delta: int, expect_quantity, expect_at
 ) -> DomainError:
     """Why ``stock_adjust``'s guarded update matched nothing, read again."""
-    doc, entry = _entry(sku, cart_id)
-    if doc is None:
+    if not _inventories().count_documents({"_id": sku}, limit=1):
         return NotStocked()
-    if entry is None:
+    hold = _hold(sku, cart_id)
+    if hold is None:
         return ReservationMissing()
-    if (expect_quantity is not None and entry["quantity"] != expect_quantity) or (
-        expect_at is not None and entry["at"] != expect_at
+    if (expect_quantity is not None and hold["quantity"] != expect_quantity) or (
+        expect_at is not None and hold["at"] != expect_at
     ):
         return ReservationMissing("That hold changed meanwhile.")
     if delta < 0:
         return InvalidQuantity("A hold cannot shrink below one unit; release it.")
-    return OutOfStock(available=doc["quantity"])
+    return ReservationMissing("That hold changed meanwhile.")
 
 
 def stock_release(
@@ -181,31 +311,26 @@ def stock_release(
     expect_quantity: int | None = None,
     expect_at: datetime | None = None,
 ) -> int:
-    """Give back this cart's whole reservation of ``sku``; return the units.
+    """Give back this cart's whole hold of ``sku``; return the units.
 
-    Guard: the entry as just read (``$elemMatch`` on cart, size and stamp);
-    effect: add its units to ``quantity`` and ``$pull`` it, in one update.
-    With ``expect_quantity``/``expect_at`` the entry is released only if it
-    still has that size/stamp (the reconciler releases exactly what it inspected).
-    Idempotent: a second release finds no entry and returns 0.
+    Guard: the hold as just read (size and stamp); effect: its units go back
+    to the counter and the hold ends. With ``expect_quantity``/``expect_at``
+    the hold is released only if it still has that size/stamp (the
+    reconciler releases exactly what it inspected). Idempotent: a second
+    release finds no hold and returns 0.
     """
     for _ in range(_ATTEMPTS):
-        doc, entry = _entry(sku, cart_id)
-        if entry is None:
+        hold = _hold(sku, cart_id)
+        if hold is None:
             return 0
-        if expect_quantity is not None and entry["quantity"] != expect_quantity:
+        if expect_quantity is not None and hold["quantity"] != expect_quantity:
             return 0
-        if expect_at is not None and entry["at"] != expect_at:
+        if expect_at is not None and hold["at"] != expect_at:
             return 0
-        units = entry["quantity"]
-        result = _inventories().update_one(
-            _entry_as_read(sku, cart_id, units, entry["at"]),
-            {
-                "$inc": {"quantity": units},
-                "$pull": {"reservations": {"cart_id": cart_id}},
-            },
-        )
-        if result.modified_count:
+        units = hold["quantity"]
+        guard = {"quantity": units, "at": hold["at"]}
+        forget = hold.get("applied") or []
+        if _give(sku, cart_id, guard, free=units, now=timezone.now(), forget=forget):
             return units
     return 0
 
@@ -213,42 +338,31 @@ def stock_release(
 def stock_commit(*, sku: str, cart_id: str, quantity: int) -> None:
     """Sell ``quantity`` units this cart holds: they leave stock for good.
 
-    Guard: this cart's entry holds exactly ``quantity`` (one update), else
-    the entry as just read, holding more; effect: ``$pull`` it, count
-    ``quantity`` as sold and give any surplus back to ``quantity`` (a
+    Guard: the cart's hold as just read, holding ``quantity`` or more;
+    effect: the hold ends, ``quantity``
+    units count as sold and any surplus goes back to the counter (a
     concurrent decrease may not have released it yet).
 
-    Raises InvalidQuantity, ReservationMissing (no entry, or a smaller one).
+    Raises InvalidQuantity, ReservationMissing (no hold, or a smaller one).
     """
     quantity = _units(quantity)
-    # The usual case, in one round trip: the entry holds exactly what is
-    # sold, so nothing read is needed to write the effect.
-    result = _inventories().update_one(
-        {
-            "_id": sku,
-            "reservations": {"$elemMatch": {"cart_id": cart_id, "quantity": quantity}},
-        },
-        {
-            "$inc": {"sold": quantity},
-            "$pull": {"reservations": {"cart_id": cart_id}},
-        },
-    )
-    if result.modified_count:
-        return
-    # A larger entry (its surplus goes back to free stock), or none.
+    now = timezone.now()
     for _ in range(_ATTEMPTS):
-        doc, entry = _entry(sku, cart_id)
-        if entry is None or entry["quantity"] < quantity:
+        hold = _hold(sku, cart_id)
+        if hold is None or hold["quantity"] < quantity:
             raise ReservationMissing()
-        held = entry["quantity"]
-        result = _inventories().update_one(
-            _entry_as_read(sku, cart_id, held, entry["at"]),
-            {
-                "$inc": {"sold": quantity, "quantity": held - quantity},
-                "$pull": {"reservations": {"cart_id": cart_id}},
-            },
-        )
-        if result.modified_count:
+        held = hold["quantity"]
+        guard = {"quantity": held, "at": hold["at"]}
+        forget = hold.get("applied") or []
+        if _give(
+            sku,
+            cart_id,
+            guard,
+            free=held - quantity,
+            sold=quantity,
+            now=now,
+            forget=forget,
+        ):
             return
     raise ReservationMissing()
 
@@ -256,29 +370,45 @@ def stock_commit(*, sku: str, cart_id: str, quantity: int) -> None:
 def stock_transfer(
     *, sku: str, from_cart_id: str, to_cart_id: str, now: datetime | None = None
 ) -> bool:
-    """Hand this SKU's reservation from one cart to another (cart merge).
+    """Hand this SKU's hold from one cart to another (cart merge).
 
-    Guard: the source cart has an entry and the target has none; effect: the
-    entry's ``cart_id`` changes. No unit is ever free in between, so nobody
-    else can take it. Returns False when the guard fails.
+    Guard: the source has a hold (as read) and the target none with units;
+    effect: the units leave the source into a ``back`` entry naming the
+    target, the target's hold gets them, the entry goes. No unit is ever
+    free in between, so nobody else can take it. Returns False when the
+    guard fails (nothing changed).
     """
     now = now or timezone.now()
-    result = _inventories().update_one(
-        {
-            "_id": sku,
-            "$and": [
-                {"reservations.cart_id": from_cart_id},
-                {"reservations.cart_id": {"$ne": to_cart_id}},
-            ],
-        },
-        {
-            "$set": {
-                "reservations.$[held].cart_id": to_cart_id,
-                "reservations.$[held].at": now,
-                "modified_at": now,
-            }
-        },
-        array_filters=[{"held.cart_id": from_cart_id}],
+    hold = _hold(sku, from_cart_id)
+    if hold is None or _hold(sku, to_cart_id) is not None:
+        return False
+    source, units, op = hold_id(sku, from_cart_id), hold["quantity"], _op()
+    if hold.get("applied"):
+        # The source ends here: drop its take entries while it proves them.
+        _inventories().update_one(
+            {"_id": sku}, {"$pull": {"takes": {"op": {"$in": hold["applied"]}}}}
+        )
+    entry = {"op": op, "moved": units, "to": to_cart_id, "at": now}
+    moved = _holds().update_one(
+        {"_id": source, "quantity": units, "at": hold["at"]},
+        {"$inc": {"quantity": -units}, "$push": {"back": entry}},
+    )
+    if not moved.modified_count:
+        return False
+    faults.point("stock.transfer.after_source")
+    if not _hold_gets(sku, to_cart_id, op, units, now, None):
+        _unmove(source, op, units)
+        return False
+    faults.point("stock.transfer.after_target")
+    _finish_back(source, op)
+    return True
+
+
+def _unmove(source: str, op: str, units: int) -> bool:
+    """A transfer the target refused: the units return to the source, once."""
+    result = _holds().update_one(
+        {"_id": source, "back.op": op},
+        {"$inc": {"quantity": units}, "$pull": {"back": {"op": op}}},
     )
     return bool(result.modified_count)
 
@@ -286,20 +416,200 @@ def stock_transfer(
 def stock_refresh(
     *, sku: str, cart_ids: list[str], before: datetime, now: datetime | None = None
 ) -> int:
-    """Stamp ``at = now`` on the entries of these carts older than ``before``.
-
-    The reconciler confirmed those carts still hold the units; one update per
-    SKU however many carts. Only the stamp changes, never a quantity.
-    """
+    """Stamp ``seen_at = now`` on the holds of these carts (confirmed live by
+    the reconciler); one update per SKU however many carts. ``at`` (the last
+    change, which the stale-holder lookup reads) and quantities stay."""
     if not cart_ids:
         return 0
     now = now or timezone.now()
-    result = _inventories().update_one(
-        {"_id": sku},
-        {"$set": {"reservations.$[held].at": now}},
-        array_filters=[{"held.cart_id": {"$in": cart_ids}, "held.at": {"$lt": before}}],
+    result = _holds().update_many(
+        {"_id": {"$in": [hold_id(sku, c) for c in cart_ids]}, "at": {"$lt": before}},
+        {"$set": {"seen_at": now}},
     )
     return result.modified_count
+
+
+# --- Moves left in flight (the reconciler) --------------------------------------
+
+
+def stock_moves_recover(*, before: datetime) -> int:
+    """Finish or undo every move left in flight since before ``before`` (a
+    crash, or a writer stalled that long); return how many.
+
+    A take the hold has applied is forgotten; one it has not is fenced on
+    the hold (``void``: the stalled writer can no longer apply it) and its
+    units go back to the counter. A give-back is fenced on the counter
+    (``gives: {by: recovery}``, kept until the cleanup's retention) and
+    applied there unless the writer had (``_recover_give``), then finished.
+    A transfer the target has applied is finished, else fenced and undone.
+    Safe to run twice at once: every step is guarded on the move's id.
+    """
+    done = 0
+    for inv in _inventories().find({"takes.at": {"$lt": before}}, {"takes": 1}):
+        for move in inv["takes"]:
+            if move["at"] < before:
+                done += _recover_take(inv["_id"], move)
+    for hold in _holds().find({"back.at": {"$lt": before}}):
+        for entry in hold["back"]:
+            if entry["at"] < before:
+                done += _recover_back(hold, entry)
+    for inv in _inventories().find({"gives.at": {"$lt": before}}, {"gives": 1}):
+        for move in inv["gives"]:
+            if move["at"] < before and move.get("by") != RECOVERY:
+                _finish_back(move["hold"], move["op"])
+                _inventories().update_one(
+                    {"_id": inv["_id"]}, {"$pull": {"gives": {"op": move["op"]}}}
+                )
+                done += 1
+    return done
+
+
+def _fenced(hid: str, op: str, at: datetime) -> bool:
+    """Fence take ``op`` out of hold ``hid`` unless it applied; True if it had."""
+    sku, cart_id = hid.rsplit("|", 1)
+    try:
+        _holds().update_one(
+            {"_id": hid},
+            {
+                "$addToSet": {"void": op},
+                "$setOnInsert": {
+                    "sku": sku,
+                    "cart_id": cart_id,
+                    "quantity": 0,
+                    "at": at,
+                },
+            },
+            upsert=True,
+        )
+    except DuplicateKeyError:
+        pass  # inserted meanwhile: the read below tells
+    return bool(_holds().count_documents({"_id": hid, "applied": op}, limit=1))
+
+
+def _recover_take(sku: str, move: dict) -> int:
+    op = move["op"]
+    if not _fenced(move["hold"], op, move["at"]):
+        return int(_untake(sku, op, move["units"]))
+    _inventories().update_one({"_id": sku}, {"$pull": {"takes": {"op": op}}})
+    return 1
+
+
+def _recover_back(hold: dict, entry: dict) -> int:
+    hid, op = hold["_id"], entry["op"]
+    if entry.get("to"):
+        target = hold_id(hold["sku"], entry["to"])
+        if not _fenced(target, op, entry["at"]):
+            return int(_unmove(hid, op, entry["moved"]))
+    else:
+        _recover_give(hold["sku"], hid, entry, forget=hold.get("applied") or [])
+    _finish_back(hid, op)
+    return 1
+
+
+def _recover_give(sku: str, hid: str, entry: dict, *, forget: list[str]) -> None:
+    """A give-back whose ``back`` entry outlived the grace: the counter gets
+    its units unless the writer's own step 2 did, never both.
+
+    First a fence on the counter (``gives: {op, by: recovery, fence}``,
+    pushed only if no entry of ``op`` is there): from then on the writer's
+    step 2 is refused. If the writer's entry was there, it applied. Else, if
+    the hold still has the ``back`` entry, the writer cannot have applied
+    (it drops its entry only after the ``back`` entry), so the fence applies
+    the units, once (guarded on ``fence: true``), dropping the take entries
+    the hold applied as the writer would have (``_counter_gets``).
+    """
+    op = entry["op"]
+    fence = {"op": op, "hold": hid, "at": entry["at"], "by": RECOVERY, "fence": True}
+    _inventories().update_one(
+        {"_id": sku, "gives.op": {"$ne": op}}, {"$push": {"gives": fence}}
+    )
+    found = _inventories().find_one({"_id": sku}, {"gives": {"$elemMatch": {"op": op}}})
+    (move,) = (found or {}).get("gives") or [{}]
+    if move.get("by") != RECOVERY:
+        return  # the writer's: applied
+    if not _holds().count_documents({"_id": hid, "back.op": op}, limit=1):
+        return  # finished meanwhile, by the writer or another recovery
+    _inventories().update_one(
+        {"_id": sku, "gives": {"$elemMatch": {"op": op, "fence": True}}},
+        {
+            "$inc": {"quantity": entry["free"], "sold": entry["sold"]},
+            "$set": {"gives.$.fence": False},
+            "$pull": {"takes": {"op": {"$in": forget}}},
+        },
+    )
+
+
+def stock_fences_purge(*, before: datetime) -> int:
+    """Drop the fences of moves recovered before ``before`` (the cleanup's
+    retention, far longer than any writer stalls): the recovery journal
+    entries and the holds of 0 units kept only for their ``void``."""
+    _inventories().update_many(
+        {"gives.at": {"$lt": before}},
+        {"$pull": {"gives": {"by": RECOVERY, "at": {"$lt": before}}}},
+    )
+    return (
+        _holds()
+        .delete_many(
+            {
+                "at": {"$lt": before},
+                "quantity": 0,
+                "back.0": {"$exists": False},
+            }
+        )
+        .deleted_count
+    )
+
+
+# --- Converting a database of the old shape ------------------------------------
+
+
+def stock_holds_migrate() -> tuple[int, int]:
+    """Move every reservation entry kept inside an inventory (the old shape:
+    ``reservations: [{cart_id, quantity, at}]``) into its own hold document;
+    return (entries moved, inventories converted).
+
+    Per entry: the hold is inserted with the entry's units (``$setOnInsert``:
+    a repeat inserts nothing), then the entry is pulled from the inventory,
+    guarded on the entry as read. A crash in between leaves the entry and
+    its hold both present; the next run only pulls it. Units never pass
+    through the counter, so ``quantity`` is untouched. Idempotent. Run it
+    with the shop stopped (old code would still write entries meanwhile).
+    """
+    moved = converted = 0
+    for inv in _inventories().find({"reservations": {"$exists": True}}):
+        sku = inv["_id"]
+        for entry in inv.get("reservations") or []:
+            _holds().update_one(
+                {"_id": hold_id(sku, entry["cart_id"])},
+                {
+                    "$setOnInsert": {
+                        "sku": sku,
+                        "cart_id": entry["cart_id"],
+                        "quantity": entry["quantity"],
+                        "at": entry["at"],
+                    }
+                },
+                upsert=True,
+            )
+            moved += (
+                _inventories()
+                .update_one(
+                    {"_id": sku, "reservations": {"$elemMatch": entry}},
+                    {"$pull": {"reservations": {"cart_id": entry["cart_id"]}}},
+                )
+                .modified_count
+            )
+        converted += (
+            _inventories()
+            .update_one(
+                {"_id": sku, "reservations": {"$size": 0}},
+                {"$unset": {"reservations": ""}},
+            )
+            .modified_count
+        )
+    if "reservations.cart_id_1" in _inventories().index_information():
+        _inventories().drop_index("reservations.cart_id_1")
+    return moved, converted
 
 
 def stock_return(
@@ -345,7 +655,6 @@ def _new_inventory(sku: str, now: datetime) -> dict:
     return {
         "_id": sku,
         "quantity": 0,
-        "reservations": [],
         "received": 0,
         "sold": 0,
         "ledger_seq": 0,

@@ -174,6 +174,16 @@ class LineKind(ABC):
         """Make an active cart's entry hold what its line lists (guarded on the
         entry being unchanged)."""
 
+    def recover(self, *, before: datetime) -> int:
+        """Finish or undo the resource's own moves left in flight since
+        before ``before`` (a crash between its documents); how many."""
+        return 0
+
+    def stale_holders(self, *, key: str, now: datetime) -> list[str] | None:
+        """Candidate carts whose hold of ``key`` may have run out, from an
+        index of the resource's own; None: ask the carts (``listing``)."""
+        return None
+
     @abstractmethod
     def settle(self) -> None:
         """Finish the resource's own interrupted work (e.g. a stock ledger)."""

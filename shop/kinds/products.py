@@ -1,8 +1,10 @@
 """Product lines: units of a SKU held on its online inventory (catalog)."""
 
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
+
+from django.conf import settings
 
 from catalog.errors import (
     InvalidQuantity,
@@ -16,11 +18,13 @@ from catalog.selectors.stock import (
     stock_holds,
     stock_holds_of_cart,
     stock_problems,
+    stock_stale_holders,
 )
 from catalog.services.stock import (
     stock_adjust,
     stock_commit,
     stock_ledger_settle,
+    stock_moves_recover,
     stock_refresh,
     stock_release,
     stock_reserve,
@@ -84,7 +88,7 @@ class ProductKind(LineKind):
         stock_release(sku=key, cart_id=cart_id)
 
     def held_keys(self, *, cart_id: str) -> list[str]:
-        # The index on reservations.cart_id answers this.
+        # The index on the holds' cart_id answers this.
         return [hold.sku for hold in stock_holds_of_cart(cart_id=cart_id)]
 
     def ensure_held(self, *, cart_id: str, line, now: datetime) -> None:
@@ -176,6 +180,15 @@ class ProductKind(LineKind):
 
     def settle(self) -> None:
         stock_ledger_settle()
+
+    def recover(self, *, before: datetime) -> int:
+        return stock_moves_recover(before=before)
+
+    def stale_holders(self, *, key: str, now: datetime) -> list[str]:
+        # A cart past its hold changed none of its holds for a hold time.
+        return stock_stale_holders(
+            sku=key, changed_before=now - timedelta(minutes=settings.CART_HOLD_MINUTES)
+        )
 
     def resource_problems(self) -> list[Problem]:
         return [Problem(self.name, p.sku, p.message) for p in stock_problems()]

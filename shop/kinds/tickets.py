@@ -31,6 +31,7 @@ from booking.selectors import (
     session_problems,
     session_sale,
 )
+from booking.services.holds import seat_holds_settle
 from booking.services.seats import (
     seats_commit,
     seats_hold,
@@ -258,7 +259,8 @@ class TicketKind(LineKind):
             pass
 
     def settle(self) -> None:
-        """Seats have no work of their own to finish (no ledger)."""
+        """Prune hold entries no seat carries (a crash's history)."""
+        seat_holds_settle()
 
     def resource_problems(self) -> list[Problem]:
         """Per session: seats marked taken == held + sold, ``seatsAvailable``

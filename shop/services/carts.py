@@ -27,7 +27,7 @@ from shop.errors import (
 from shop.kinds import KINDS, PRODUCTS, TICKETS, lines_of
 from shop.kinds.products import give_back_units
 from shop.limits import MAX_EXTENSIONS, MAX_LINE_QUANTITY
-from shop.services import owners
+from shop.services import caps, owners
 from shop.services.common import carts, load_cart, utcnow
 from shop.services.expiry import carts_expire_holding
 from shop.services.lines import (
@@ -107,7 +107,7 @@ def cart_add_item(
     the active cart (or grows if present); if the cart refuses, the units go
     back at once.
 
-    Raises InvalidQuantity, QuantityTooLarge, UnknownSku, NotForSale,
+    Raises InvalidQuantity, QuantityTooLarge, TooManyLines, UnknownSku, NotForSale,
     NotStocked, OutOfStock, CartPending, CartExpired, CartChanged.
     """
     quantity = _units(quantity)
@@ -120,6 +120,7 @@ def cart_add_item(
         if line.quantity + quantity > MAX_LINE_QUANTITY:
             raise QuantityTooLarge(limit=MAX_LINE_QUANTITY)
         return _change(cart, line, line.quantity + quantity, now)
+    caps.line_fits(cart)
     product = sellable(sku=sku)
     if cart is None:
         # There was none a moment ago: insert one straight away. If another
@@ -159,10 +160,10 @@ def _record_new(cart_id: str, product, quantity: int, now: datetime) -> dict | N
         "unit_price": Decimal128(product.unit_price),
         "added_at": now,
     }
-    raw = carts().find_one_and_update(
-        {"_id": cart_id, "state": ACTIVE, "items.sku": {"$ne": sku}},
+    raw = update_then_read(
+        cart_id,
+        {"items.sku": {"$ne": sku}},
         {"$push": {"items": son}, "$set": touch(now)},
-        return_document=ReturnDocument.AFTER,
     )
     if raw is not None:
         return raw

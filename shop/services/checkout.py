@@ -26,6 +26,7 @@ from bson.decimal128 import Decimal128
 from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
+from config import compat
 from config.errors import DomainError
 from shop import events, faults
 from shop.cart_state import ACTIVE, COMPLETE, PENDING, is_stale, open_filter, refusal
@@ -43,7 +44,7 @@ from shop.kinds import KINDS, lines_of
 from shop.kinds.base import money
 from shop.payments import Card, Charge, PaymentDeclined, PaymentError, provider
 from shop.services import owners
-from shop.services.common import carts, has_lines, hold_time, load_cart, orders, utcnow
+from shop.services.common import carts, hold_time, load_cart, orders, utcnow
 from shop.services.expiry import cart_expire
 
 log = logging.getLogger("marquee.shop.checkout")
@@ -61,7 +62,7 @@ _money = money
 
 def _next_order_number() -> str:
     """A short, unique, human-friendly number: MQ-100001, MQ-100002, ..."""
-    for _ in range(3):
+    for _ in range(5):
         try:
             seq = Sequence.coll().find_one_and_update(
                 {"_id": "order_number"},
@@ -69,9 +70,14 @@ def _next_order_number() -> str:
                 upsert=True,
                 return_document=ReturnDocument.AFTER,
             )
-            return f"MQ-{_FIRST_NUMBER - 1 + seq['value']}"
         except DuplicateKeyError:
             continue  # two first-ever upserts raced; the counter exists now
+        if seq is None:
+            # The Rust server may answer an upsert that raced another first
+            # one with no document (seen under a flash sale's first orders);
+            # a number skipped is harmless, a number is unique by its index.
+            continue
+        return f"MQ-{_FIRST_NUMBER - 1 + seq['value']}"
     raise RuntimeError("could not allocate an order number")
 
 
@@ -87,24 +93,27 @@ def _paid_order(owner: str, cart_id: str, now: datetime) -> Order | None:
 
 
 def _begin(owner: str, cart_id: str, now: datetime):
-    """Step 1: lock the cart (active and within its hold -> pending)."""
-    raw = carts().find_one_and_update(
-        {
-            "_id": cart_id,
-            "owner": owner,
-            **open_filter(now),
-            **has_lines(),
-        },
-        {"$set": {"state": PENDING, "checkout_at": now, "modified_at": now}},
-        return_document=ReturnDocument.AFTER,
-    )
-    if raw is not None:
-        return load_cart(raw)
+    """Step 1: lock the cart (active, within its hold, with a line -> pending).
+
+    One guarded update per kind of line ("has a line of this kind"), never a
+    top-level ``$or`` and never a findAndModify: on the Rust server both cost
+    a scan of every cart (config/compat.py). Once pending, nothing but this
+    checkout changes the cart, so reading it after the lock reads what was
+    locked.
+    """
+    lock = {"_id": cart_id, "owner": owner, **open_filter(now)}
+    for kind in KINDS:
+        locked = carts().update_one(
+            {**lock, f"{kind.field}.0": {"$exists": True}},
+            {"$set": {"state": PENDING, "checkout_at": now, "modified_at": now}},
+        )
+        if locked.modified_count:
+            return load_cart(carts().find_one({"_id": cart_id}))
     raw = carts().find_one({"_id": cart_id, "owner": owner})
     if raw is not None and raw["state"] == ACTIVE and is_stale(raw, now):
         cart_expire(cart_id=cart_id, now=now)  # met past its hold: end it now
     # Missing: unknown, or someone else's (the same answer). Still active
-    # within its hold: the only failed condition left is ``has_lines``.
+    # within its hold: the only failed condition left is having a line.
     raise refusal(
         raw,
         now,
@@ -197,11 +206,12 @@ def _order_for(cart, *, email: str, shipping: dict, now: datetime) -> Order:
             **({"$unset": unset} if unset else {}),
         }
         try:
-            raw = orders().find_one_and_update(
-                {"cart_id": cart.cart_id, "state": PENDING_PAYMENT},
-                update,
-                return_document=ReturnDocument.AFTER,
-            )
+            # An update, then a read (config/compat.py): the cart is pending,
+            # so no other checkout of it changes the order in between.
+            raw = None
+            pending = {"cart_id": cart.cart_id, "state": PENDING_PAYMENT}
+            if orders().update_one(pending, update).matched_count:
+                raw = orders().find_one({"cart_id": cart.cart_id})
         except DuplicateKeyError:
             continue
         if raw is not None:
@@ -269,10 +279,8 @@ def _mark_paid(order: Order, charge: Charge, attempt: dict | None, now):
     }
     if attempt is not None:
         update["$push"] = {"attempts": attempt}
-    paid = orders().find_one_and_update(
-        {"_id": order.pk, "state": PENDING_PAYMENT},
-        update,
-        return_document=ReturnDocument.AFTER,
+    paid = compat.update_then_read(
+        orders(), {"_id": order.pk, "state": PENDING_PAYMENT}, update
     )
     if paid is None and attempt is not None:
         # Paid meanwhile (a recovery found the charge): keep the record.

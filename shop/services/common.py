@@ -7,7 +7,6 @@ from django.utils import timezone
 from pymongo.collection import Collection
 
 from shop.documents import Cart, Order
-from shop.kinds import KINDS
 
 
 def carts() -> Collection:
@@ -32,11 +31,6 @@ def hold_time() -> timedelta:
 
 def load_cart(raw: dict | None) -> Cart | None:
     return Cart._from_son(raw) if raw else None
-
-
-def has_lines() -> dict:
-    """A filter matching carts with at least one line of any kind."""
-    return {"$or": [{f"{kind.field}.0": {"$exists": True}} for kind in KINDS]}
 
 
 def listing(kind, key: str) -> dict:

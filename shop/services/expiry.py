@@ -8,7 +8,7 @@ a shopper's next change, a reservation short of stock, or the reconciler.
 from datetime import datetime
 
 from shop import events, faults
-from shop.cart_state import ACTIVE, EXPIRED, EXPIRING, run_out_filter, stale_filter
+from shop.cart_state import ACTIVE, EXPIRED, EXPIRING, is_stale, run_out_filter
 from shop.documents import ORDER_CANCELED, PENDING_PAYMENT
 from shop.kinds import KINDS
 from shop.services import owners
@@ -27,14 +27,15 @@ def cart_expire(*, cart_id: str, now: datetime | None = None) -> bool:
     call found the cart expiring or made it so.
     """
     now = utcnow(now)
-    raw = carts().find_one_and_update(
+    # An update, then a read: an expiring cart's lines no longer change, and
+    # a findAndModify costs time growing with the carts (config/compat.py).
+    carts().update_one(
         {"_id": cart_id, **run_out_filter(now)},
         {"$set": {"state": EXPIRING, "modified_at": now}},
     )
+    raw = carts().find_one({"_id": cart_id, "state": EXPIRING})
     if raw is None:
-        raw = carts().find_one({"_id": cart_id, "state": EXPIRING})
-        if raw is None:
-            return False
+        return False
     faults.point("expire.after_flip")
     cart = load_cart(raw)
     for kind in KINDS:
@@ -93,8 +94,14 @@ def carts_expire(*, now: datetime | None = None, limit: int = 5000) -> int:
     met. Returns how many carts it expired.
     """
     now = utcnow(now)
-    due = carts().find(stale_filter(now), {"_id": 1}, limit=limit)
-    return sum(cart_expire(cart_id=raw["_id"], now=now) for raw in list(due))
+    # Two index-served queries rather than one top-level $or (stale_filter),
+    # which the Rust server answers with a collection scan.
+    due = [
+        raw["_id"]
+        for query in (run_out_filter(now), {"state": EXPIRING})
+        for raw in carts().find(query, {"_id": 1}, limit=limit)
+    ]
+    return sum(cart_expire(cart_id=cart_id, now=now) for cart_id in due)
 
 
 def carts_expire_holding(*, kind, key: str, now: datetime | None = None) -> int:
@@ -104,5 +111,13 @@ def carts_expire_holding(*, kind, key: str, now: datetime | None = None) -> int:
     units held by carts past their hold are not really taken.
     """
     now = utcnow(now)
-    stale = carts().find({**listing(kind, key), **stale_filter(now)}, {"_id": 1})
-    return sum(cart_expire(cart_id=raw["_id"], now=now) for raw in list(stale))
+    candidates = kind.stale_holders(key=key, now=now)
+    if candidates is None:
+        # No index of the resource's own: the carts listing it (index on the
+        # line's key and state; no top-level $or, which the Rust server scans).
+        found = carts().find(
+            {**listing(kind, key), "state": {"$in": [ACTIVE, EXPIRING]}},
+            {"state": 1, "expires_at": 1},
+        )
+        candidates = [raw["_id"] for raw in found if is_stale(raw, now)]
+    return sum(cart_expire(cart_id=cart_id, now=now) for cart_id in candidates)

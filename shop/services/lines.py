@@ -136,12 +136,12 @@ def update_then_read(cart_id: str, guard: dict, update: dict) -> dict | None:
     """Apply ``update`` to the active cart if ``guard`` holds, and return the
     cart as it is after (None when the guard matched nothing).
 
-    The only cart write that reads the cart back after a positional update:
-    one findAndModify, except on the server that refuses a positional "$"
-    in it (config/compat.py says which, and what it does there).
+    An update, then a read (``compat.update_then_read``): a findAndModify
+    would cost time growing with the carts on the Rust server, and the
+    Python server refuses one with a positional "$" (config/compat.py).
     """
     query = {"_id": cart_id, "state": ACTIVE, **guard}
-    return compat.find_one_and_update_positional(carts(), query, update)
+    return compat.update_then_read(carts(), query, update)
 
 
 def take_and_record(

@@ -63,6 +63,7 @@ def reservations_reconcile(*, now: datetime | None = None) -> ReconcileReport:
     )
     for kind in KINDS:
         kind.settle()
+        kind.recover(before=before)
         for chunk in _batches(kind.holds(before=before), _BATCH):
             _reconcile_chunk(kind, chunk, now, before, report)
     return report

@@ -40,8 +40,9 @@ from booking.values import HeldSeat, Seat, SeatHold
 from shop import faults
 from shop.cart_state import ACTIVE, holds_anything, is_stale
 from shop.documents import Cart
-from shop.errors import CartChanged, CartNotFound, SeatsNotInCart
+from shop.errors import CartChanged, CartNotFound, SeatsNotInCart, TooManySeats
 from shop.kinds import TICKETS
+from shop.services import caps
 from shop.services.common import carts, load_cart, utcnow
 from shop.services.expiry import cart_expire, carts_expire_holding
 from shop.services.lines import (
@@ -101,6 +102,7 @@ def _record(cart_id: str, held: SeatHold, now: datetime) -> Cart | None:
             return None
         line = _ticket_line(raw, sid)
         if line is None:
+            caps.seats_fit(0, len(new))
             son = _line_son(held, now)
             guard = {"tickets.session_id": {"$ne": sid}}
             update = {"$push": {"tickets": son}, "$set": touch(now)}
@@ -108,6 +110,8 @@ def _record(cart_id: str, held: SeatHold, now: datetime) -> Cart | None:
             listed = {seat["key"] for seat in line["seats"]}
             seats = line["seats"] + [s for s in new if s["key"] not in listed]
             seats.sort(key=lambda s: (s["row"], s["col"]))
+            # The cap, on the line as read: the write below is guarded on it.
+            caps.seats_fit(0, len(seats))
             guard = {"tickets": {"$elemMatch": {"session_id": sid, "rev": line["rev"]}}}
             update = {
                 "$set": {
@@ -164,11 +168,20 @@ def _take_seats(
 
 
 def _hold_on(cart_id: str, take, now: datetime, point: str) -> SeatHold:
-    """The line pipeline on the owner's live cart: seats, then the line."""
+    """The line pipeline on the owner's live cart: seats, then the line
+    (over the cap, the seats just taken go straight back)."""
+
+    def record(held: SeatHold):
+        try:
+            return _record(cart_id, held, now)
+        except TooManySeats:
+            _give_back(cart_id, held)
+            raise
+
     held, _ = take_and_record(
         cart_id=cart_id,
         take=lambda: take(cart_id),
-        record=lambda held: _record(cart_id, held, now),
+        record=record,
         give_back=lambda held: _give_back(cart_id, held),
         now=now,
         point=point,
@@ -176,18 +189,22 @@ def _hold_on(cart_id: str, take, now: datetime, point: str) -> SeatHold:
     return held
 
 
-def _hold_for(owner: str, now: datetime, take, point: str) -> SeatHold:
+def _hold_for(
+    owner: str, now: datetime, take, point: str, *, session_id: str, count: int
+) -> SeatHold:
     """Hold seats with ``take(cart_id)``, then list them on the owner's cart.
 
     An owner without a live cart gets one only once the seats are held (a
     refused hold leaves nothing behind): the seats are held for a new cart
     id, then the cart is created with its line. If the cart refuses, the
-    seats go straight back.
+    seats go straight back. ``count`` seats of ``session_id`` must fit the
+    caps (``shop/services/caps.py``) before any is taken.
     """
     if not isinstance(owner, str) or not owner:
         raise CartNotFound()
     for _ in range(ATTEMPTS):
         cart = live_cart(owner, now, create=False)
+        caps.hold_fits(cart, session_id, count)
         if cart is not None:
             return _hold_on(cart.cart_id, take, now, point)
         # The second write of a first hold: the owner's cart, born with its
@@ -223,9 +240,9 @@ def cart_hold_seats(
     seats the session holds for it (outside the instant between the writes).
     Returns the seats held.
 
-    Raises InvalidSeats (not 1..10 distinct (row, col) pairs), SessionNotFound,
-    SessionClosed, SeatOffMap, SeatsTaken, SeatsAlreadyHeld, CartPending,
-    CartExpired, CartChanged.
+    Raises InvalidSeats (not 1..10 distinct (row, col) pairs), TooManySeats
+    and TooManyLines (the caps), SessionNotFound, SessionClosed, SeatOffMap,
+    SeatsTaken, SeatsAlreadyHeld, CartPending, CartExpired, CartChanged.
     """
     wanted = seat_positions(seats, limit=MAX_SEATS_PER_HOLD)
     now = utcnow(now)
@@ -234,6 +251,8 @@ def cart_hold_seats(
         now,
         lambda cart_id: _take_seats(cart_id, session_id, wanted, now),
         "tickets.after_hold",
+        session_id=session_id,
+        count=len(wanted),
     )
 
 
@@ -276,7 +295,9 @@ def cart_hold_best_available(
                     raise
         raise AssertionError("unreachable")
 
-    return _hold_for(owner, now, take, "tickets.after_best")
+    return _hold_for(
+        owner, now, take, "tickets.after_best", session_id=session_id, count=count
+    )
 
 
 def _unlist(cart_id: str, session_id: str, wanted, now: datetime) -> bool:
@@ -375,5 +396,9 @@ def tickets_merge(
         session_id=line.session_id, from_cart_id=source_id, to_cart_id=target_id
     )
     faults.point("merge.after_ticket_transfer")
-    if moved.seats and _record(target_id, moved, now) is None:
+    try:
+        listed = _record(target_id, moved, now) if moved.seats else True
+    except TooManySeats:
+        listed = None  # the account's cart has its fill of this performance
+    if listed is None:
         _give_back(target_id, moved)

@@ -13,10 +13,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from config.errors import DomainError
 from config.http import HtmxHttpRequest, answers_refusals, valid
 from shop import errors as say
+from shop import events
 from shop.errors import CartExpired
 from shop.forms import AddToCartForm, SetQuantityForm, SkuForm, TicketRemoveForm
 from shop.identity import owner_of
-from shop.selectors.carts import cart_view, expired_cart, offer, units_in
+from shop.selectors.carts import cart_view, expired_cart, live_cart, offer, units_in
 from shop.services.carts import (
     cart_add_item,
     cart_clear,
@@ -67,7 +68,10 @@ def _refused(request, exc: DomainError):
 @answers_refusals(_refused)
 def update(request: HtmxHttpRequest):
     form = valid(SetQuantityForm(request.POST))
-    cart_set_quantity(owner=owner_of(request), **form.cleaned_data)
+    owner, sku = owner_of(request), form.cleaned_data["sku"]
+    before = _line_before(owner, sku)
+    cart_set_quantity(owner=owner, **form.cleaned_data)
+    _announce(request, owner, before, form.cleaned_data["quantity"])
     return _after_change(request, message=say.CART_UPDATED)
 
 
@@ -75,8 +79,30 @@ def update(request: HtmxHttpRequest):
 @answers_refusals(_refused)
 def remove(request: HtmxHttpRequest):
     form = valid(SkuForm(request.POST))
-    cart_remove_item(owner=owner_of(request), **form.cleaned_data)
+    owner = owner_of(request)
+    before = _line_before(owner, form.cleaned_data["sku"])
+    cart_remove_item(owner=owner, **form.cleaned_data)
+    _announce(request, owner, before, 0)
     return _after_change(request, message=say.REMOVED)
+
+
+def _line_before(owner, sku: str):
+    """The cart's line of ``sku`` before a change (what the change's
+    announcement compares with); None when there is none."""
+    cart = live_cart(owner=owner)
+    return next((x for x in cart.items if x.sku == sku), None) if cart else None
+
+
+def _announce(request, owner, before, quantity: int) -> None:
+    if before is not None and quantity != before.quantity:
+        events.cart_line_changed.send(
+            sender=None,
+            request=request,
+            owner=owner,
+            sku=before.sku,
+            item_id=before.item_id,
+            delta=quantity - before.quantity,
+        )
 
 
 @require_POST
@@ -98,9 +124,14 @@ def extend(request: HtmxHttpRequest):
 def remove_tickets(request: HtmxHttpRequest):
     """The cart page's "Remove" for one seat, or for a performance's seats."""
     data = valid(TicketRemoveForm(request.POST)).cleaned_data
-    cart_release_seats(
-        owner=owner_of(request), session_id=data["session"], seats=data["seat"] or None
+    owner = owner_of(request)
+    freed = cart_release_seats(
+        owner=owner, session_id=data["session"], seats=data["seat"] or None
     )
+    if freed.seats:
+        events.seats_changed.send(
+            sender=None, request=request, owner=owner, hold=freed, held=False
+        )
     return _after_change(request, message=say.REMOVED)
 
 
@@ -139,7 +170,18 @@ def add(request: HtmxHttpRequest):
     if request.method == "GET":
         return _offer_page(request)
     form = valid(AddToCartForm(request.POST))
-    cart = cart_add_item(owner=owner_of(request, create=True), **form.cleaned_data)
+    owner, sku = owner_of(request, create=True), form.cleaned_data["sku"]
+    cart = cart_add_item(owner=owner, **form.cleaned_data)
+    line = next((x for x in cart.items if x.sku == sku), None)
+    if line is not None:
+        events.cart_line_changed.send(
+            sender=None,
+            request=request,
+            owner=owner,
+            sku=sku,
+            item_id=line.item_id,
+            delta=form.cleaned_data["quantity"],
+        )
     return _add_answer(request, units={"cart_units": units_in(cart)})
 
 

@@ -30,6 +30,7 @@ from config.http import (
     valid,
 )
 from shop import errors as say
+from shop import events
 from shop.identity import owner_of
 from shop.selectors.carts import cart_view
 from shop.services.tickets import (
@@ -149,16 +150,23 @@ def _seat_refused(request, exc: DomainError, session_id: str):
     return _seat_answer(request, session_id, error=exc.message, status=exc.status)
 
 
+def _announce(request, owner, hold, *, held: bool) -> None:
+    if hold.seats:
+        events.seats_changed.send(
+            sender=None, request=request, owner=owner, hold=hold, held=held
+        )
+
+
 @require_POST
 @answers_refusals(_seat_refused)
 def hold_seats(request: HtmxHttpRequest, session_id: str):
     """A click on a free seat (or the list view's "Hold"): hold it."""
     form = valid(SeatsForm(request.POST))
+    owner = owner_of(request, create=True)
     held = cart_hold_seats(
-        owner=owner_of(request, create=True),
-        session_id=session_id,
-        seats=form.cleaned_data["seat"],
+        owner=owner, session_id=session_id, seats=form.cleaned_data["seat"]
     )
+    _announce(request, owner, held, held=True)
     return _seat_answer(request, session_id, message=say.seats_held(held))
 
 
@@ -167,11 +175,11 @@ def hold_seats(request: HtmxHttpRequest, session_id: str):
 def release_seats(request: HtmxHttpRequest, session_id: str):
     """A click on one of the shopper's seats: release it (none given: all)."""
     form = valid(ReleaseSeatsForm(request.POST))
+    owner = owner_of(request)
     freed = cart_release_seats(
-        owner=owner_of(request),
-        session_id=session_id,
-        seats=form.cleaned_data["seat"] or None,
+        owner=owner, session_id=session_id, seats=form.cleaned_data["seat"] or None
     )
+    _announce(request, owner, freed, held=False)
     return _seat_answer(request, session_id, message=say.seats_released(freed))
 
 
@@ -180,9 +188,9 @@ def release_seats(request: HtmxHttpRequest, session_id: str):
 def best_seats(request: HtmxHttpRequest, session_id: str):
     """The "Best available: n seats in zone Z" button."""
     form = valid(BestAvailableForm(request.POST))
+    owner = owner_of(request, create=True)
     held = cart_hold_best_available(
-        owner=owner_of(request, create=True),
-        session_id=session_id,
-        **form.cleaned_data,
+        owner=owner, session_id=session_id, **form.cleaned_data
     )
+    _announce(request, owner, held, held=True)
     return _seat_answer(request, session_id, message=say.best_seats_found(held))

@@ -1,7 +1,7 @@
 """What the dashboard shows; reads only.
 
-Sales figures come from the ``sales_counters`` buckets (24 hour documents
-and at most 30 day documents), never from the orders. Live figures and the
+Sales figures come from the ``sales_counters`` hour buckets of the last 30
+days (summed per local day here), never from the orders. Live figures and the
 needs-attention list read only bounded sets through indexes: live carts,
 stuck checkouts and refunds, SKUs under the threshold, the next performances.
 """
@@ -12,7 +12,9 @@ from datetime import datetime, timedelta
 from django.urls import reverse
 from django.utils import timezone
 
+from activity.selectors import Funnel, funnel
 from booking.documents import Session
+from booking.selectors import COUNT_FIELDS, counts_of
 from catalog.selectors.stock import stock_low
 from shop.documents import ACTIVE, PAID, PENDING, REFUNDING, Cart, Order
 from shop.services.checkout import CHECKOUT_GRACE
@@ -20,8 +22,8 @@ from shop.services.orders import CANCEL_GRACE
 from staff.charts import Chart, Series
 from staff.documents import AuditEntry
 from staff.selectors.counters import FIELDS
-from staff.selectors.performances import COUNT_FIELDS, seat_counts
 from staff.services.counters import counters, hour_bucket
+from staff.services.rollups import day_products
 
 SOLD_WELL = 0.9  # a performance this full is worth a look
 NEXT_PERFORMANCES = 8
@@ -72,6 +74,8 @@ class Dashboard:
     top_products: list[dict]
     occupancy: list[Occupancy]
     recent: list[dict] = field(default_factory=list)
+    # Views -> cart adds -> orders (the activity log's daily counts).
+    funnel: Funnel | None = None
 
 
 def _add(tile: Tile, doc: dict) -> None:
@@ -82,74 +86,93 @@ def _add(tile: Tile, doc: dict) -> None:
     tile.refunds += doc.get("refunds", 0)
 
 
-# Only the figures: a day's bucket also lists its orders and products, which
-# the server would otherwise send (and read) for nothing.
-_FIGURES = dict.fromkeys(FIELDS, 1)
-TOP_PRODUCT_DAYS = 7
+# Only the figures: an hour's bucket also lists its orders and products,
+# which the server would otherwise send (and read) for nothing.
+_FIGURES = {**dict.fromkeys(FIELDS, 1), "start": 1}
+DAYS = 30
+TOP_PRODUCT_DAYS = 30
 
 
-def _day_ids(now: datetime, count: int) -> list[str]:
+def _hours_since(start: datetime) -> list[dict]:
+    """Every hour bucket's figures from ``start`` on: at most 24 per day,
+    through the ``(kind, start)`` index."""
+    query = {"kind": "hour", "start": {"$gte": start}}
+    return list(counters().find(query, _FIGURES))
+
+
+def _days(hours: list[dict], now: datetime, count: int) -> list[dict]:
+    """The last ``count`` local days, oldest first: each the sum of its hours
+    (zeros if none), with ``_id`` ``d:YYYY-MM-DD`` and its hours' ids."""
     today = timezone.localdate(now)
-    return [f"d:{today - timedelta(days=k):%Y-%m-%d}" for k in range(count)]
+    by_day: dict = {}
+    for doc in hours:
+        by_day.setdefault(timezone.localdate(doc["start"]), []).append(doc)
+    days = []
+    for k in reversed(range(count)):
+        day = today - timedelta(days=k)
+        docs = by_day.get(day, [])
+        total = {name: sum(doc.get(name, 0) for doc in docs) for name in FIELDS}
+        days.append(
+            {"_id": f"d:{day:%Y-%m-%d}", "hours": [d["_id"] for d in docs], **total}
+        )
+    return days
 
 
-def _days(now: datetime, count: int) -> list[dict]:
-    """The last ``count`` local days' buckets, oldest first (zeros if none)."""
-    ids = _day_ids(now, count)
-    found = {d["_id"]: d for d in counters().find({"_id": {"$in": ids}}, _FIGURES)}
-    return [found.get(i, {"_id": i}) for i in reversed(ids)]
-
-
-def _hours_today(now: datetime) -> list[tuple[datetime, dict]]:
+def _hours_today(hours: list[dict], now: datetime) -> list[tuple[datetime, dict]]:
     local = timezone.localtime(now)
     midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
-    hours = [midnight + timedelta(hours=h) for h in range(24)]
-    ids = [hour_bucket(h)[0] for h in hours]
-    found = {d["_id"]: d for d in counters().find({"_id": {"$in": ids}}, _FIGURES)}
-    return [(h, found.get(i, {})) for h, i in zip(hours, ids, strict=True)]
+    found = {doc["_id"]: doc for doc in hours}
+    today = [midnight + timedelta(hours=h) for h in range(24)]
+    return [(h, found.get(hour_bucket(h)[0], {})) for h in today]
 
 
-def sales(now: datetime):
-    days = _days(now, 30)
-    today, week = Tile(), Tile()
-    _add(today, days[-1])
-    for doc in days[-7:]:
-        _add(week, doc)
-    hours = _hours_today(now)
+def _first_midnight(now: datetime, count: int) -> datetime:
+    day = timezone.localdate(now) - timedelta(days=count - 1)
+    return timezone.make_aware(datetime(day.year, day.month, day.day))
 
-    def net(doc):
-        return (doc.get("revenue", 0) - doc.get("refunded", 0)) / 100
 
-    charts = [
+def _net(doc: dict) -> float:
+    return (doc.get("revenue", 0) - doc.get("refunded", 0)) / 100
+
+
+def _hour_charts(hours: list[tuple[datetime, dict]]) -> list[Chart]:
+    labels = [f"{h:%H}" for h, _ in hours]
+    return [
         Chart(
             id="rev-hour",
             title="Revenue per hour, today",
             description="Revenue net of refunds for each hour of today, in pounds.",
-            labels=[f"{h:%H}" for h, _ in hours],
-            series=[Series("Revenue", [net(d) for _, d in hours])],
+            labels=labels,
+            series=[Series("Revenue", [_net(d) for _, d in hours])],
             unit="£",
         ),
         Chart(
             id="orders-hour",
             title="Orders per hour, today",
             description="Orders paid in each hour of today.",
-            labels=[f"{h:%H}" for h, _ in hours],
+            labels=labels,
             series=[Series("Orders", [d.get("orders", 0) for _, d in hours])],
         ),
+    ]
+
+
+def _day_charts(days: list[dict]) -> list[Chart]:
+    labels = [d["_id"][7:] for d in days]
+    return [
         Chart(
             id="rev-day",
             title="Revenue per day, last 30 days",
             description="Revenue net of refunds for each of the last 30 days, "
             "in pounds.",
-            labels=[d["_id"][7:] for d in days],
-            series=[Series("Revenue", [net(d) for d in days])],
+            labels=labels,
+            series=[Series("Revenue", [_net(d) for d in days])],
             unit="£",
         ),
         Chart(
             id="orders-day",
             title="Orders per day, last 30 days",
             description="Orders paid on each of the last 30 days.",
-            labels=[d["_id"][7:] for d in days],
+            labels=labels,
             series=[Series("Orders", [d.get("orders", 0) for d in days])],
         ),
         Chart(
@@ -157,7 +180,7 @@ def sales(now: datetime):
             title="Tickets and goods, last 30 days",
             description="Revenue from tickets and from goods for each of the last "
             "30 days, in pounds, before refunds.",
-            labels=[d["_id"][7:] for d in days],
+            labels=labels,
             series=[
                 Series("Tickets", [d.get("ticket_revenue", 0) / 100 for d in days]),
                 Series("Goods", [d.get("goods_revenue", 0) / 100 for d in days]),
@@ -165,22 +188,27 @@ def sales(now: datetime):
             unit="£",
         ),
     ]
-    products: dict[str, dict] = {}
-    recent = counters().find(
-        {"_id": {"$in": _day_ids(now, TOP_PRODUCT_DAYS)}}, {"products": 1}
+
+
+def _top_products(days: list[dict]) -> list[dict]:
+    products = day_products(
+        {d["_id"]: (d["hours"], d["orders"] + d["refunds"]) for d in days}
     )
-    for doc in recent:
-        for key, figures in (doc.get("products") or {}).items():
-            entry = products.setdefault(
-                key, {"name": figures.get("name", key), "qty": 0, "revenue": 0}
-            )
-            entry["qty"] += figures.get("qty", 0)
-            entry["revenue"] += figures.get("revenue", 0)
-    top = sorted(
+    return sorted(
         (p for p in products.values() if p["qty"] > 0),
         key=lambda p: (-p["revenue"], p["name"]),
     )[:10]
-    return today, week, charts, top
+
+
+def sales(now: datetime):
+    hours = _hours_since(_first_midnight(now, DAYS))
+    days = _days(hours, now, DAYS)
+    today, week = Tile(), Tile()
+    _add(today, days[-1])
+    for doc in days[-7:]:
+        _add(week, doc)
+    charts = _hour_charts(_hours_today(hours, now)) + _day_charts(days)
+    return today, week, charts, _top_products(days[-TOP_PRODUCT_DAYS:])
 
 
 def _live_carts() -> list[dict]:
@@ -218,6 +246,7 @@ def live(now: datetime, carts: list[dict]) -> dict:
 
 
 def occupancy(now: datetime, limit: int = 50) -> list[Occupancy]:
+    # The session's counters (booking keeps them in step with its seats).
     found = (
         Session.coll()
         .find(
@@ -227,21 +256,19 @@ def occupancy(now: datetime, limit: int = 50) -> list[Occupancy]:
         .sort([("start", 1), ("_id", 1)])
         .limit(limit)
     )
-    performances = []
-    for doc in found:
-        seats, sold, held, _blocked = seat_counts(doc)
-        performances.append(
-            Occupancy(
-                session_id=str(doc["_id"]),
-                show=doc["name"],
-                theater=doc["theater_name"],
-                start=doc["start"],
-                seats=seats,
-                sold=sold,
-                held=held,
-            )
+    return [
+        Occupancy(
+            session_id=str(doc["_id"]),
+            show=doc["name"],
+            theater=doc["theater_name"],
+            start=doc["start"],
+            seats=counts.seats,
+            sold=counts.sold,
+            held=counts.held,
         )
-    return performances
+        for doc in found
+        for counts in (counts_of(doc),)
+    ]
 
 
 def _low_stock() -> list[Attention]:
@@ -326,4 +353,5 @@ def dashboard(*, now: datetime | None = None) -> Dashboard:
         top_products=top,
         occupancy=performances[:NEXT_PERFORMANCES],
         recent=recent_audit(),
+        funnel=funnel(now=now),
     )

@@ -105,17 +105,7 @@ def order_search(
     if after:
         at, _, oid = after.partition("|")
         cursor_at = datetime.fromisoformat(at)
-        # Orders of the cursor's very moment after it in the order: their
-        # own bounded query (an $or in one query would scan the whole index).
-        found = list(
-            _orders()
-            .find(
-                {**base, "created_at": cursor_at, "_id": {"$lt": ObjectId(oid)}},
-                _FIELDS,
-            )
-            .sort(_NEWEST)
-            .limit(size + 1)
-        )
+        found = _same_moment(base, cursor_at, ObjectId(oid), size + 1)
         upper = min(upper, cursor_at) if upper else cursor_at
     if len(found) <= size:
         found += _newest(
@@ -132,15 +122,26 @@ def order_search(
         last = found[-1]
         next_cursor = f"{last['created_at'].isoformat()}|{last['_id']}"
     for raw in found:
-        kinds = {line["kind"] for line in raw.get("lines") or []}
-        raw["has_tickets"] = "ticket" in kinds
-        raw["has_goods"] = bool(kinds - {"ticket"})
-        raw["total"] = raw["total"].to_decimal()
+        _describe(raw)
     return OrderPage(orders=found, next_cursor=next_cursor, query=q)
 
 
 def _orders():
     return Order.coll()
+
+
+def _same_moment(base: dict, at: datetime, before: ObjectId, limit: int) -> list:
+    """Orders of the cursor's very moment after it in the order: their own
+    bounded query (an $or in one query would scan the whole index)."""
+    query = {**base, "created_at": at, "_id": {"$lt": before}}
+    return list(_orders().find(query, _FIELDS).sort(_NEWEST).limit(limit))
+
+
+def _describe(raw: dict) -> None:
+    kinds = {line["kind"] for line in raw.get("lines") or []}
+    raw["has_tickets"] = "ticket" in kinds
+    raw["has_goods"] = bool(kinds - {"ticket"})
+    raw["total"] = raw["total"].to_decimal()
 
 
 def _newest(base, *, since, upper, wanted, windowed, now) -> list[dict]:

@@ -1,10 +1,9 @@
 """Performances as the box office sees them: occupancy, revenue, admissions,
 and every seat's state. Reads only.
 
-Seat counts come from the session documents (``seat_counts``, the one place
-here that knows how a session stores its seats); tickets, revenue and
-admissions from the shop's paid orders (``shop.selectors.tickets``); the seat
-map from booking's ``seat_map`` and ``seat_holders``.
+Seat counts and the seat map are booking's (``counts_of``, ``staff_seat_map``:
+the one place that knows how a session stores its seats); tickets, revenue
+and admissions are the shop's paid orders (``shop.selectors.tickets``).
 """
 
 import re
@@ -14,28 +13,15 @@ from datetime import date, datetime, time, timedelta
 from bson import ObjectId
 from django.utils import timezone
 
-from booking.documents import GAP, Session
-from booking.selectors import seat_holders, seat_map
+from booking import selectors as booking
+from booking.documents import Session
+from booking.values import StaffSeat
+from booking.values import StaffSeatMap as SeatStates
 from shop.documents import Cart
 from shop.selectors.tickets import TicketFigures, session_tickets, ticket_figures
 
-# What seat_counts reads of a session.
-COUNT_FIELDS = {"seats": 1, "sold.seat": 1, "reservations.seat": 1, "blocked": 1}
-
-
-def seat_counts(doc: dict) -> tuple[int, int, int, int]:
-    """(real seats, sold, held, blocked) of a session document.
-
-    Blocked seats are counted once booking stores them (``blocked``: one
-    entry per seat); until then there are none.
-    """
-    seats = sum(1 for row in doc.get("seats") or [] for cell in row if cell != GAP)
-    return (
-        seats,
-        len(doc.get("sold") or []),
-        len(doc.get("reservations") or []),
-        len(doc.get("blocked") or []),
-    )
+# What a performance row reads of a session: booking's seat counters.
+COUNT_FIELDS = booking.COUNT_FIELDS
 
 
 @dataclass(frozen=True)
@@ -102,17 +88,17 @@ def performance_list(
 
 
 def _row(doc: dict, figures: TicketFigures) -> PerformanceRow:
-    seats, sold, held, blocked = seat_counts(doc)
+    counts = booking.counts_of(doc)
     return PerformanceRow(
         session_id=str(doc["_id"]),
         show=doc["name"],
         theater=doc["theater_name"],
         start=doc["start"],
         end=doc["end"],
-        seats=seats,
-        sold=sold,
-        held=held,
-        blocked=blocked,
+        seats=counts.seats,
+        sold=counts.sold,
+        held=counts.held,
+        blocked=counts.blocked,
         figures=figures,
     )
 
@@ -130,42 +116,6 @@ def performance(*, session_id: str) -> PerformanceRow | None:
 # --- The staff seat map ---------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class StaffSeat:
-    """One cell as staff see it: ``state`` is gap, free, held, sold or
-    blocked; a held seat names its cart and when the hold ends, a sold one
-    its order and ticket."""
-
-    row: int
-    col: int
-    state: str
-    label: str = ""
-    number: int = 0
-    zone_name: str = ""
-    colour: str = ""
-    cart_id: str = ""
-    until: datetime | None = None
-    order: str = ""
-    code: str = ""
-    admitted: bool = False
-
-    @property
-    def key(self) -> str:
-        return f"{self.row}-{self.col}"
-
-    @property
-    def words(self) -> str:
-        """What a screen reader says of the seat."""
-        if self.state == "held":
-            until = (
-                timezone.localtime(self.until).strftime("%H:%M") if self.until else "?"
-            )
-            return f"{self.label}, held by cart {self.cart_id} until {until}"
-        if self.state == "sold":
-            return f"{self.label}, sold{f', order {self.order}' if self.order else ''}"
-        return f"{self.label}, {self.state}"
-
-
 @dataclass
 class HeldCart:
     cart_id: str
@@ -174,93 +124,87 @@ class HeldCart:
     seats: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class SoldSeat:
+    seat: StaffSeat
+    order: str = ""
+    code: str = ""
+    admitted: bool = False
+
+
 @dataclass
 class StaffSeatMap:
-    session_id: str
-    show: str
-    theater: str
-    start: datetime
-    rows: list[list[StaffSeat]]
-    counts: dict[str, int]
+    """Booking's staff seat map (``seats``: every seat's state, who holds or
+    bought it, why it is blocked) with what the shop knows: each holding
+    cart's state and expiry, each sold seat's order and admission."""
+
+    seats: SeatStates
+    colours: dict[str, str]
+    words: dict[str, str]  # what a screen reader says of each seat, by key
+    admitted: set[str]
     held: list[HeldCart]
-    sold: list[StaffSeat]
+    sold: list[SoldSeat]
+
+    @property
+    def session_id(self) -> str:
+        return self.seats.session_id
 
 
-def _carts(cart_ids: list[str]) -> dict[str, dict]:
-    found = Cart.coll().find({"_id": {"$in": cart_ids}}, {"expires_at": 1, "state": 1})
-    return {c["_id"]: c for c in found}
+def _held_carts(seats: list[StaffSeat]) -> list[HeldCart]:
+    ids = list({s.cart_id for s in seats if s.cart_id})
+    found = Cart.coll().find({"_id": {"$in": ids}}, {"expires_at": 1, "state": 1})
+    carts = {c["_id"]: c for c in found}
+    held: dict[str, HeldCart] = {}
+    for seat in seats:
+        cart = carts.get(seat.cart_id, {})
+        held.setdefault(
+            seat.cart_id,
+            HeldCart(seat.cart_id, cart.get("expires_at"), cart.get("state", "?")),
+        ).seats.append(seat.label)
+    return sorted(held.values(), key=lambda h: (h.until is None, h.until))
 
 
 def staff_seat_map(*, session_id: str) -> StaffSeatMap:
-    """Every seat's state, with who holds or bought it. Raises SessionNotFound.
-
-    Booking's shopper map says free or taken; ``seat_holders`` says which
-    taken seats a cart holds; the others are sold (with their order from the
-    shop's tickets). Blocked seats appear once booking's map reports them
-    (a cell state "blocked").
-    """
-    drawn = seat_map(session_id=session_id)
-    cells = [cell for row in drawn.rows for cell in row.cells if cell.is_seat]
-    taken = [(c.row, c.col) for c in cells if c.state not in ("free", "blocked")]
-    holders = seat_holders(session_id=session_id, seats=taken) if taken else {}
-    carts = _carts(list(set(holders.values())))
+    """Every seat's state (booking's ``staff_seat_map``), the carts holding
+    seats and the orders of sold ones. Raises SessionNotFound."""
+    states = booking.staff_seat_map(session_id=session_id)
+    seats = [s for row in states.rows for s in row]
     tickets = {(t.row, t.col): t for t in session_tickets(session_id=session_id)}
-    rows, counts = [], {"free": 0, "held": 0, "sold": 0, "blocked": 0}
-    held: dict[str, HeldCart] = {}
-    for drawn_row in drawn.rows:
-        row = []
-        for cell in drawn_row.cells:
-            seat = _seat(cell, holders, carts, tickets)
-            row.append(seat)
-            if seat.state in counts:
-                counts[seat.state] += 1
-            if seat.state == "held":
-                cart = carts.get(seat.cart_id, {})
-                held.setdefault(
-                    seat.cart_id,
-                    HeldCart(seat.cart_id, seat.until, cart.get("state", "?")),
-                ).seats.append(seat.label)
-        rows.append(row)
+    sold = []
+    for seat in (s for s in seats if s.state == "sold"):
+        ticket = tickets.get((seat.row, seat.col))
+        sold.append(
+            SoldSeat(seat)
+            if ticket is None
+            else SoldSeat(seat, ticket.number, ticket.code, bool(ticket.admitted_at))
+        )
+    held = _held_carts([s for s in seats if s.state == "held"])
     return StaffSeatMap(
-        session_id=drawn.session_id,
-        show=drawn.show,
-        theater=drawn.theater,
-        start=drawn.start,
-        rows=rows,
-        counts=counts,
-        held=sorted(held.values(), key=lambda h: (h.until is None, h.until)),
-        sold=[s for row in rows for s in row if s.state == "sold"],
+        seats=states,
+        colours={z["code"]: z.get("colour", "") for z in states.zones},
+        words=_words(seats, held, sold),
+        admitted={s.seat.key for s in sold if s.admitted},
+        held=held,
+        sold=sold,
     )
 
 
-def _seat(cell, holders, carts, tickets) -> StaffSeat:
-    if not cell.is_seat:
-        return StaffSeat(row=cell.row, col=cell.col, state="gap")
-    base = {
-        "row": cell.row,
-        "col": cell.col,
-        "label": cell.label,
-        "number": cell.number,
-        "zone_name": cell.zone_name,
-        "colour": cell.colour,
-    }
-    position = (cell.row, cell.col)
-    if cell.state in ("free", "blocked"):
-        return StaffSeat(state=cell.state, **base)
-    if position in holders:
-        cart_id = holders[position]
-        until = carts.get(cart_id, {}).get("expires_at")
-        return StaffSeat(state="held", cart_id=cart_id, until=until, **base)
-    ticket = tickets.get(position)
-    if ticket is None:
-        return StaffSeat(state="sold", **base)
-    return StaffSeat(
-        state="sold",
-        order=ticket.number,
-        code=ticket.code,
-        admitted=ticket.admitted_at is not None,
-        **base,
-    )
+def _words(seats: list[StaffSeat], held: list[HeldCart], sold: list[SoldSeat]):
+    until = {h.cart_id: h.until for h in held}
+    orders = {s.seat.key: s.order for s in sold}
+    words = {}
+    for seat in (s for s in seats if s.state != "gap"):
+        said = f"{seat.label}, {seat.state}"
+        if seat.state == "held":
+            ends = until.get(seat.cart_id)
+            ends = timezone.localtime(ends).strftime("%H:%M") if ends else "?"
+            said = f"{seat.label}, held by cart {seat.cart_id} until {ends}"
+        elif seat.state == "sold" and orders.get(seat.key):
+            said += f", order {orders[seat.key]}"
+        elif seat.state == "blocked":
+            said += f": {seat.reason}"
+        words[seat.key] = said
+    return words
 
 
 def recent_scans(*, session_id: str, limit: int = 10) -> list[dict]:

@@ -9,7 +9,9 @@ from decimal import Decimal
 
 from django.utils import timezone
 
+from booking.services.blocks import seats_block, seats_unblock
 from booking.services.layouts import session_schedule
+from booking.values import Seat, SeatBlock
 from shop.services.admissions import Admission, ticket_admission_undo, ticket_admit
 from staff.services.actions import actor_of
 from staff.services.audit import audit_record
@@ -94,3 +96,36 @@ def staff_undo_admission(
         details=_details(admission),
     )
     return admission
+
+
+def _audit_block(action: str, user, block: SeatBlock, reason: str) -> None:
+    audit_record(
+        action=action,
+        object_kind=SESSION,
+        object_id=block.session_id,
+        after=", ".join(block.labels),
+        actor=actor_of(user),
+        reason=reason,
+        details={"seats": [f"{r}-{c}" for r, c in block.seats]},
+    )
+
+
+def staff_block_seats(
+    *, user, session_id: str, seats: list[Seat], reason: str
+) -> SeatBlock:
+    """Hold seats back for the house (booking's ``seats_block``: all free, all
+    blocked in one conditional update, or none) and audit it with the reason.
+    Raises what seats_block raises."""
+    block = seats_block(
+        session_id=session_id, seats=seats, reason=reason, by=actor_of(user)
+    )
+    _audit_block("seats blocked", user, block, reason)
+    return block
+
+
+def staff_unblock_seats(*, user, session_id: str, seats: list[Seat]) -> SeatBlock:
+    """Put blocked seats back on sale (booking's ``seats_unblock``, all or
+    none) and audit it. Raises what seats_unblock raises."""
+    block = seats_unblock(session_id=session_id, seats=seats, by=actor_of(user))
+    _audit_block("seats unblocked", user, block, "")
+    return block

@@ -136,10 +136,28 @@
     }).observe(box, { childList: true });
   }
 
+  // The map polls every 3 s, but only while the tab is visible, and at once
+  // when it becomes visible again (here rather than in a trigger filter:
+  // the Content-Security-Policy allows htmx no eval).
+  function pollOnlyWhenVisible() {
+    document.addEventListener("htmx:beforeRequest", function (event) {
+      var elt = event.detail.elt;
+      if (elt && elt.id === "seat-map" && document.visibilityState !== "visible") {
+        event.preventDefault();
+      }
+    });
+    document.addEventListener("visibilitychange", function () {
+      if (document.visibilityState === "visible") {
+        document.dispatchEvent(new Event("seatmap-visible"));
+      }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     init(document);
     expireToasts();
   });
+  pollOnlyWhenVisible();
   document.addEventListener("htmx:load", function (event) {
     init(event.detail.elt);
   });

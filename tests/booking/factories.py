@@ -73,3 +73,50 @@ def move_to_the_past(mongo_db, session_id: str) -> None:
         {"_id": ObjectId(session_id)},
         {"$set": {"start": start, "end": start + timedelta(hours=3)}},
     )
+
+
+def seat_states(session_id: str) -> dict[tuple[int, int], tuple[str, str | None]]:
+    """Every seat's state and cart, as booking's staff seat map reads them."""
+    from booking.selectors import staff_seat_map
+
+    found = staff_seat_map(session_id=session_id)
+    return {
+        (cell.row, cell.col): (cell.state, cell.cart_id)
+        for row in found.rows
+        for cell in row
+        if cell.state != "gap"
+    }
+
+
+def taken(session_id: str) -> set[tuple[int, int]]:
+    """Seats held or sold (by any cart)."""
+    return {
+        seat
+        for seat, (state, _) in seat_states(session_id).items()
+        if state in ("held", "sold")
+    }
+
+
+def held_by(session_id: str, cart_id: str) -> set[tuple[int, int]]:
+    return {
+        seat
+        for seat, (state, cart) in seat_states(session_id).items()
+        if state == "held" and cart == cart_id
+    }
+
+
+def sold_to(session_id: str, cart_id: str | None = None) -> set[tuple[int, int]]:
+    return {
+        seat
+        for seat, (state, cart) in seat_states(session_id).items()
+        if state == "sold" and cart_id in (None, cart)
+    }
+
+
+def holders(session_id: str) -> dict[tuple[int, int], str]:
+    """Every held seat and the cart holding it."""
+    return {
+        seat: cart
+        for seat, (state, cart) in seat_states(session_id).items()
+        if state == "held"
+    }

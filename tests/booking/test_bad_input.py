@@ -7,7 +7,7 @@ import pytest
 from bson import ObjectId
 from django.utils import timezone
 
-from booking import services
+from booking import selectors, services
 from booking.errors import (
     InvalidLayout,
     InvalidRequest,
@@ -239,7 +239,8 @@ def test_seats_held_before_the_start_can_still_be_released_after_it(
     released = services.seats_release(session_id=session_id, cart_id="cart-1")
 
     assert released.positions == ((0, 0),)
-    assert raw_session()["reservations"] == []
+    assert raw_session()["held"] == 0
+    assert selectors.cart_holds(cart_id="cart-1") == []
 
 
 @pytest.mark.parametrize(

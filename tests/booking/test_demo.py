@@ -48,6 +48,10 @@ def test_demo_loads_three_halls_of_different_shapes_and_four_weeks_of_sessions(
     span = max(s["start"] for s in sessions) - min(s["start"] for s in sessions)
     assert span.days >= 25
     assert len({s["name"] for s in sessions}) == 6
+    # The compact shape: the hall's layout version, not a copy of it.
+    assert all("layout" not in s and "reservations" not in s for s in sessions)
+    layouts = {s["layout_id"] for s in sessions}
+    assert mongo_db.seat_layouts.count_documents({"_id": {"$in": list(layouts)}}) == 3
     assert f"{len(sessions)} sessions" in output
     assert selectors.session_invariant_violations() == []
     assert len(selectors.upcoming_sessions()) == 6

@@ -200,39 +200,54 @@ def corrupt(mongo_db, session_id, update):
     mongo_db.sessions.update_one({"_id": ObjectId(session_id)}, update)
 
 
+def a_second_cart_lists_the_tag(mongo_db, session_id):
+    """Another cart's document claims the same tag (tags never repeat)."""
+    real = mongo_db.seat_holds.find_one({"cart_id": "a"})
+    mongo_db.seat_holds.insert_one(
+        {**real, "_id": f"{session_id}|thief", "cart_id": "thief"}
+    )
+
+
 @pytest.mark.parametrize(
     "update, expected",
     [
         pytest.param(
-            {"$set": {"seats.0.4": 1}, "$inc": {"seatsAvailable": -1}},
-            "Row A, seat 4 is taken but neither held nor sold",
-            id="taken-without-a-cart",
-        ),
-        pytest.param(
-            {"$set": {"seats.0.0": 0}, "$inc": {"seatsAvailable": 1}},
-            "Row A, seat 1 is held or sold but marked free",
-            id="held-but-free",
-        ),
-        pytest.param(
-            {"$inc": {"seatsAvailable": 2}},
-            "seatsAvailable is 18, but 17 seats - 1 taken = 16",
-            id="counter-off",
+            {"$set": {"seats.0.4": 2**40}, "$inc": {"seatsAvailable": -1, "held": 1}},
+            "Row A, seat 4 carries a tag no cart's hold lists",
+            id="held-without-a-cart",
         ),
         pytest.param(
             {
-                "$push": {
-                    "reservations": {
-                        "cart_id": "thief",
-                        "seat": [0, 0],
-                        "label": "Row A, seat 1",
-                        "zone": "stalls",
-                        "price": 0,
-                        "at": timezone.now(),
-                    }
-                }
+                "$set": {"seats.0.4": -(2**40)},
+                "$inc": {"seatsAvailable": -1, "sold": 1},
             },
-            "Row A, seat 1 is held by two carts (a and thief)",
-            id="one-seat-two-carts",
+            "Row A, seat 4 carries a tag no cart's hold lists",
+            id="sold-without-a-cart",
+        ),
+        pytest.param(
+            {"$inc": {"held": 1}},
+            "held is 2, but 1 seat is held",
+            id="held-counter-off",
+        ),
+        pytest.param(
+            {"$inc": {"seatsAvailable": 2}},
+            "seatsAvailable is 18, but 16 seats are free",
+            id="counter-off",
+        ),
+        pytest.param(
+            {"$set": {"seats.0.5": -2}, "$inc": {"seatsAvailable": -1}},
+            "blocked is 0, but 1 seat is blocked",
+            id="blocked-uncounted",
+        ),
+        pytest.param(
+            {"$set": {"seats.0.5": 7}},
+            "Row A, seat 5 has state 7",
+            id="no-such-state",
+        ),
+        pytest.param(
+            a_second_cart_lists_the_tag,
+            "is listed by carts",
+            id="one-tag-two-carts",
         ),
         pytest.param(
             {"$set": {"seats.0.3": 0}},
@@ -247,7 +262,10 @@ def test_invariant_check_catches_a_corrupted_session(
     services.seats_hold(session_id=session_id, cart_id="a", seats=[(0, 0)])
     assert selectors.session_invariant_violations() == []
 
-    corrupt(mongo_db, session_id, update)
+    if callable(update):
+        update(mongo_db, session_id)
+    else:
+        corrupt(mongo_db, session_id, update)
 
     violations = selectors.session_invariant_violations()
     assert any(expected in line for line in violations), violations

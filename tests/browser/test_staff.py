@@ -41,7 +41,7 @@ def test_staff_sign_in_find_by_ticket_code_refund_and_see_the_seats_back(
 
     page.goto("/staff/")
     expect(page).to_have_url("/accounts/login/?next=/staff/")
-    page.get_by_label("Username").fill("box@example.com")
+    page.get_by_label("Email").fill("box@example.com")
     page.get_by_label("Password").fill("box-office-pw-1")
     page.get_by_role("button", name="Log in").click()
 
@@ -56,7 +56,7 @@ def test_staff_sign_in_find_by_ticket_code_refund_and_see_the_seats_back(
     DOCS_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(shot, DOCS_SCREENSHOT)
 
-    page.get_by_role("link", name="Orders").click()
+    page.get_by_role("link", name="Orders", exact=True).click()
     code = order.codes[0]
     page.get_by_label("Order number, email or ticket code").fill(code.lower())
     page.get_by_role("button", name="Search").click()

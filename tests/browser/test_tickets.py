@@ -5,10 +5,10 @@ import re
 import time
 
 import pytest
-from bson import ObjectId
 from playwright.sync_api import expect
 
 from shop.services.tickets import cart_hold_seats
+from tests.booking.factories import sold_to
 from tests.browser.test_cart_checkout import fill_checkout
 from tests.shop.factories import GOOD_CARD, make_show
 
@@ -23,8 +23,7 @@ def seat(page, key: str):
 
 
 def sold(mongo_db, show) -> list:
-    doc = mongo_db.sessions.find_one({"_id": ObjectId(show)})
-    return sorted(tuple(e["seat"]) for e in doc["sold"])
+    return sorted(sold_to(show))
 
 
 def test_hold_by_mouse_and_keyboard_check_out_see_the_tickets_and_cancel(

@@ -10,10 +10,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from catalog.documents import Inventory
+from catalog.documents import Inventory, StockHoldDoc, hold_id
 from catalog.errors import OutOfStock
 from catalog.selectors.stock import stock_level, stock_problems
-from catalog.services.stock import stock_adjust, stock_reserve
+from catalog.services.stock import stock_adjust, stock_release, stock_reserve
 from config.errors import DomainError
 from shop.documents import COMPLETE, EXPIRED, PAID
 from shop.selectors.invariants import invariant_problems
@@ -90,14 +90,29 @@ def check_then_write(cart_id, sku):
     _read_barrier.wait(timeout=60)  # everyone has read before anyone writes
     if free < 1:
         return False
-    collection.update_one(
-        {"_id": sku},
+    collection.update_one({"_id": sku}, {"$set": {"quantity": free - 1}})
+    StockHoldDoc.coll().insert_one(
         {
-            "$set": {"quantity": free - 1},
-            "$push": {"reservations": {"cart_id": cart_id, "quantity": 1, "at": T0}},
-        },
+            "_id": hold_id(sku, cart_id),
+            "sku": sku,
+            "cart_id": cart_id,
+            "quantity": 1,
+            "at": T0,
+        }
     )
     return True
+
+
+def reserve_one(cart_id, sku):
+    try:
+        stock_reserve(sku=sku, cart_id=cart_id, quantity=1, now=T0)
+        return True
+    except OutOfStock:
+        return False
+
+
+def release(cart_id, sku):
+    return stock_release(sku=sku, cart_id=cart_id)
 
 
 # --- the races ---------------------------------------------------------------
@@ -136,6 +151,37 @@ def test_sixteen_processes_adding_again_and_again_reserve_exactly_100(race, mong
         )
         assert listed == 100, round_
         assert invariant_problems() == [], round_
+
+
+def test_sixteen_holders_reserving_the_last_unit_directly_make_one_winner(
+    race, mongo_db
+):
+    """The stock service alone: the counter's filter decides, and the loser
+    leaves no hold document and nothing in flight."""
+    for round_ in range(ROUNDS):
+        sku = make_product(sku=f"DIRECT-{round_}", stock=1)
+
+        won = race(reserve_one, [(f"cart-{round_}-{i}", sku) for i in range(PROCESSES)])
+
+        assert won.count(True) == 1, round_
+        assert mongo_db.stock_holds.count_documents({"sku": sku}) == 1, round_
+        doc = mongo_db.inventories.find_one({"_id": sku})
+        assert (doc["quantity"], doc["takes"]) == (0, []), round_
+        assert stock_problems() == [], round_
+
+
+def test_a_hold_released_by_sixteen_processes_at_once_goes_back_once(race, mongo_db):
+    for round_ in range(ROUNDS):
+        sku = make_product(sku=f"BACK-{round_}", stock=5)
+        stock_reserve(sku=sku, cart_id="holder", quantity=3, now=T0)
+
+        given = race(release, [("holder", sku)] * PROCESSES)
+
+        assert sorted(given) == [0] * (PROCESSES - 1) + [3], round_
+        level = stock_level(sku=sku)
+        assert (level.free, level.held, level.holders) == (5, 0, 0), round_
+        assert mongo_db.stock_holds.count_documents({"sku": sku}) == 0, round_
+        assert stock_problems() == [], round_
 
 
 def test_one_shopper_adding_eight_products_at_once_gets_one_cart_of_all_eight(
@@ -238,6 +284,5 @@ def test_negative_control_check_then_write_oversells_under_the_same_harness(
         won = race(check_then_write, [(f"cart-{i}", sku) for i in range(PROCESSES)])
 
         assert won.count(True) > 1, round_  # oversold
-        entries = mongo_db.inventories.find_one({"_id": sku})["reservations"]
-        assert len(entries) > 1, round_
+        assert mongo_db.stock_holds.count_documents({"sku": sku}) > 1, round_
         assert sku in [p.sku for p in stock_problems()], round_

@@ -40,7 +40,7 @@ def test_seat_map_page_renders_accessible_seats_gaps_and_the_legend(client, sess
     assert "Circle <strong>£20.50</strong>" in html
     assert "List of available seats (16)" in html
     assert '<script src="/static/js/seatmap.js" defer></script>' in html
-    assert 'hx-trigger="every 3s [document.visibilityState === ' in html
+    assert 'hx-trigger="every 3s, seatmap-visible from:document"' in html
 
 
 def test_seat_map_posts_clicks_to_the_shop_and_shows_the_shoppers_seats(

@@ -91,6 +91,8 @@ POSTS = [
     ("staff:cart_release", ("cart",), STAFF),
     ("staff:job_run", ("job",), {ADMINISTRATOR}),
     ("staff:seat_map_release", ("session", "held_cart"), BOX),
+    ("staff:seat_map_block", ("session",), BOX),
+    ("staff:seat_map_unblock", ("session",), BOX),
     ("staff:check_in", ("session",), BOX),
     ("staff:check_in_undo", ("session",), BOX),
     ("staff:schedule", (), BOX),
@@ -111,6 +113,8 @@ POST_DATA = {
         "price_stalls": "30",
         "price_circle": "20",
     },
+    "staff:seat_map_block": lambda w: {"seat": "1-1"},
+    "staff:seat_map_unblock": lambda w: {"seat": "1-1"},
     "staff:stock_receive": lambda w: {"quantity": "3"},
     "staff:stock_adjust": lambda w: {"kind": "damaged", "delta": "-1", "note": "x"},
     "staff:stock_threshold": lambda w: {"threshold": "7"},
@@ -122,6 +126,12 @@ def admit(world):
     from shop.services.admissions import ticket_admit
 
     ticket_admit(code=world["code"], session_id=world["session"], by="someone")
+
+
+def block(world):
+    from booking.services.blocks import seats_block
+
+    seats_block(session_id=world["session"], seats=[(1, 1)], reason="x", by="x")
 
 
 def url(world, name, args):
@@ -157,6 +167,8 @@ def test_posts(mongo_db, world, who, name, args, allowed):
     client = client_for(who)
     if name == "staff:check_in_undo" and who in allowed:
         admit(world)
+    if name == "staff:seat_map_unblock":
+        block(world)
     data = {"reason": "permission matrix", **POST_DATA.get(name, dict)(world)}
     response = _csrf_post(client, target, data)
     audit = mongo_db.audit.count_documents({"actor": {"$regex": "^staff:"}})

@@ -118,49 +118,50 @@ def test_rebuild_gives_back_what_the_services_kept(mongo_db, product, show):
     assert counter_problems() == []
 
 
-def test_a_day_takes_what_a_dead_process_left_in_its_hour(mongo_db, product):
-    """A process that counted an order in its hour and died before its day:
-    the next order counted in that hour (or the settle job) takes both, once."""
-    from staff.services import counters as service
-    from staff.tasks import settle_sales_counters
+def test_a_day_is_the_sum_of_its_hours(mongo_db, product):
+    """Orders paid in different hours of one day add up to that day's tile
+    and chart point; an order of yesterday stays in yesterday."""
+    now = timezone.localtime(timezone.now()).replace(hour=15, minute=30)
+    early = pay("anon:ann", sku=product, now=now.replace(hour=1))
+    late = pay("anon:bob", sku=product, quantity=2, now=now.replace(hour=14))
+    pay("anon:cat", sku=product, now=now - timedelta(days=1))
 
-    now = timezone.now()
-    first = pay("anon:ann", sku=product, now=now)
-    raw = mongo_db.orders.find_one({"_id": first.pk})
-    counters().delete_many({})
-    settle = service.settle_day
-    service.settle_day = lambda **kwargs: 0  # the process dies here
-    try:
-        assert count_sale(raw) is True
-    finally:
-        service.settle_day = settle
-    assert mongo_db.sales_entries.count_documents({}) == 1
-    assert any("applied" in str(p) for p in counter_problems())
+    d = dashboard(now=now)
 
-    second = pay("anon:bob", sku=product, now=now)
-
-    day = dashboard(now=now).today
-    assert day.orders == 2
-    assert day.revenue == int((first.total + second.total) * 100)
+    assert mongo_db.sales_counters.count_documents({"kind": "hour"}) == 3
+    assert d.today.orders == 2 and d.week.orders == 3
+    assert d.today.revenue == int((early.total + late.total) * 100)
+    orders_per_day = next(c for c in d.charts if c.id == "orders-day")
+    assert orders_per_day.series[0].values[-2:] == [1, 2]
+    assert [p["qty"] for p in d.top_products] == [4]
     assert counter_problems() == []
-    assert mongo_db.sales_entries.count_documents({}) == 0  # tidied once applied
-    assert settle_sales_counters() == 0  # nothing left to take
 
 
-def test_the_settle_job_finishes_a_lone_dead_count(mongo_db, product):
-    from staff.services import counters as service
-    from staff.tasks import settle_sales_counters
-
+def test_rebuild_drops_what_an_earlier_version_kept(mongo_db, product):
+    """Day buckets and their pending entries, from the version that kept
+    them, are gone after a rebuild; the hours equal the recount."""
     order = pay("anon:ann", sku=product)
-    raw = mongo_db.orders.find_one({"_id": order.pk})
-    counters().delete_many({})
-    settle = service.settle_day
-    service.settle_day = lambda **kwargs: 0
-    try:
-        count_sale(raw)
-    finally:
-        service.settle_day = settle
+    mongo_db.sales_counters.insert_one({"_id": "d:2030-01-01", "kind": "day"})
+    mongo_db.sales_entries.insert_one({"_id": "paid|h:2030-01-01T00|MQ-1"})
 
-    assert settle_sales_counters() == 1
-    assert settle_sales_counters() == 0
+    counters_rebuild()
+
+    assert mongo_db.sales_counters.count_documents({"kind": {"$ne": "hour"}}) == 0
+    assert "sales_entries" not in mongo_db.list_collection_names()
     assert counter_problems() == []
+    assert dashboard(now=order.paid_at).today.orders == 1
+
+
+def test_top_products_follow_new_orders_of_a_summed_day(mongo_db, product):
+    """A day's per-product sum is kept, and summed again once its hours
+    have counted another order or refund."""
+    now = timezone.now()
+    order = pay("anon:ann", sku=product, quantity=2, now=now)
+    assert [p["qty"] for p in dashboard(now=now).top_products] == [2]
+    assert mongo_db.sales_rollups.count_documents({}) == 1
+
+    pay("anon:bob", sku=product, quantity=3, now=now)
+    assert [p["qty"] for p in dashboard(now=now).top_products] == [5]
+
+    order_cancel(number=order.number, staff=True, now=now)
+    assert [p["qty"] for p in dashboard(now=now).top_products] == [3]

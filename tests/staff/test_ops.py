@@ -295,8 +295,37 @@ def test_an_orders_page_says_when_and_by_whom_each_ticket_was_admitted(box, show
 def test_a_nearly_full_performance_links_to_its_seat_map(box, show, mongo_db):
     mongo_db.sessions.update_one(
         {"_id": ObjectId(show)},
-        {"$set": {"sold": [{"seat": [0, i]} for i in range(16)]}},
+        {"$set": {"sold": 16, "seatsAvailable": 1}},  # the session's counters
     )
     page = box.get(reverse("staff:dashboard")).content.decode()
     seat_map = reverse("staff:seat_map", args=[show])
     assert re.search(rf'<a href="{seat_map}">Hamlet, [^<]*: 94% sold or held</a>', page)
+
+
+def test_staff_block_seats_that_shoppers_then_cannot_take(box, show, mongo_db):
+    block = reverse("staff:seat_map_block", args=[show])
+    assert box.post(block, {"seat": ["1-1", "1-2"]}).status_code == 302  # no reason
+    assert mongo_db.sessions.find_one({"_id": ObjectId(show)})["blocked"] == 0
+    box.post(block, {"seat": ["1-1", "1-2"], "reason": "House seats"})
+
+    page = box.get(reverse("staff:seat_map", args=[show])).content.decode()
+    assert 'aria-label="Row B, seat 2, blocked: House seats"' in page
+    assert "Blocked: 2" in page and "Free: 15" in page
+    entry = mongo_db.audit.find_one({"action": "seats blocked"})
+    assert entry["reason"] == "House seats" and entry["object_id"] == show
+    assert entry["actor"] == "staff:box@example.com"
+
+    shopper = Client()
+    seats = shopper.get(reverse("shop:session", args=[show])).content.decode()
+    button = re.search(r'<button id="seat-1-1"[^>]*>', seats).group(0)
+    assert "seat-taken" in button and 'aria-disabled="true"' in button
+    hold = reverse("shop:hold_seats", args=[show])
+    refused = shopper.post(hold, {"seat": "1-1"})
+    assert refused.status_code == 409
+    assert mongo_db.sessions.find_one({"_id": ObjectId(show)})["held"] == 0
+
+    box.post(reverse("staff:seat_map_unblock", args=[show]), {"seat": "1-1"})
+    assert shopper.post(hold, {"seat": "1-1"}).status_code in (200, 302)
+    doc = mongo_db.sessions.find_one({"_id": ObjectId(show)})
+    assert (doc["blocked"], doc["held"]) == (1, 1)
+    assert mongo_db.audit.count_documents({"action": "seats unblocked"}) == 1

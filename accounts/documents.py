@@ -1,0 +1,31 @@
+"""The accounts app's MongoDB documents: throttle counters and the record
+of emails sent (so a task run twice sends once)."""
+
+import mongoengine as me
+
+from config.documents import Document
+
+
+class ThrottleCount(Document):
+    """Requests of one client (a session or an address) in one window:
+    ``_id`` is ``<who>|<window start>``; deleted by the TTL index once the
+    window is long over."""
+
+    key = me.StringField(primary_key=True)
+    n = me.IntField(default=0)
+    expires = me.DateTimeField()
+
+    meta = {
+        "collection": "throttle_counts",
+        "indexes": [{"fields": ["expires"], "expireAfterSeconds": 0}],
+    }
+
+
+class SentEmail(Document):
+    """An email that was sent: ``_id`` is ``<order number>|<kind>``."""
+
+    key = me.StringField(primary_key=True)
+    to = me.StringField(required=True)
+    at = me.DateTimeField(required=True)
+
+    meta = {"collection": "sent_emails"}

@@ -1,0 +1,31 @@
+"""The shop's order events become emails (connected in AccountsConfig.ready)."""
+
+import logging
+
+from django.contrib import messages
+
+from accounts.mail import queue
+from shop.documents import PAID, REFUNDED
+
+log = logging.getLogger("marquee.accounts.mail")
+
+EMAIL_ON = {PAID: "paid", REFUNDED: "refunded"}
+
+
+def order_moved(sender, order, before, after, at, **kwargs) -> None:
+    """Queue the confirmation of a paid or refunded order. Never raises: the
+    order changed already, and a queue that fails must not undo a page."""
+    kind = EMAIL_ON.get(after)
+    if kind is None:
+        return
+    try:
+        queue("send_order_email", str(order["_id"]), kind)
+    except Exception:
+        log.exception("order %s: could not queue its %s email", order["number"], kind)
+
+
+def logged_out(sender, request, user, **kwargs) -> None:
+    """Logging out lands on the home page, saying so (the session is gone;
+    messages live in their own signed cookie)."""
+    if request is not None and hasattr(request, "_messages"):
+        messages.info(request, "You are logged out. See you soon.")

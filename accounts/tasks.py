@@ -1,0 +1,68 @@
+"""django-q2 tasks that send email. Each is safe to run twice (an order's
+email is recorded as sent, then never sent again) and retries itself: a
+failed send schedules the next attempt, waiting twice as long each time,
+up to ``MAIL_ATTEMPTS`` in all."""
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.mail import EmailMessage
+from django.utils import timezone
+from django_q.models import Schedule
+from django_q.tasks import schedule
+from pymongo.errors import DuplicateKeyError
+
+from accounts.documents import SentEmail
+from accounts.mail import order_email
+from shop.selectors.orders import order_by_id
+
+log = logging.getLogger("marquee.accounts.mail")
+
+
+def _retry(task: str, args: tuple, attempt: int, exc: Exception) -> str:
+    if attempt >= settings.MAIL_ATTEMPTS:
+        log.error("%s%r: giving up after %d attempts: %s", task, args, attempt, exc)
+        return "failed"
+    wait = settings.MAIL_RETRY_SECONDS * 2 ** (attempt - 1)
+    log.warning(
+        "%s%r: attempt %d failed (%s); again in %ss", task, args, attempt, exc, wait
+    )
+    schedule(
+        f"accounts.tasks.{task}",
+        *args,
+        attempt + 1,
+        schedule_type=Schedule.ONCE,
+        next_run=timezone.now() + timedelta(seconds=wait),
+    )
+    return "retrying"
+
+
+def send_order_email(order_id: str, kind: str, attempt: int = 1) -> str:
+    """Send the order's ``kind`` email once; "sent", "already sent",
+    "retrying" or "failed"."""
+    order = order_by_id(order_id=order_id)
+    key = f"{order.number}|{kind}"
+    if SentEmail.objects(key=key).first() is not None:
+        return "already sent"
+    try:
+        order_email(order, kind).send()
+    except Exception as exc:  # any failure of the mail server: try again later
+        return _retry("send_order_email", (order_id, kind), attempt, exc)
+    try:
+        SentEmail(key=key, to=order.email, at=timezone.now()).save(force_insert=True)
+    except DuplicateKeyError:
+        pass  # a concurrent run sent it too; the record exists
+    return "sent"
+
+
+def send_rendered(
+    subject: str, body: str, to: str, html: str = "", attempt: int = 1
+) -> str:
+    """Send an email rendered already (password reset, order claim)."""
+    message = EmailMessage(subject=subject, body=body, to=[to])
+    try:
+        message.send()
+    except Exception as exc:
+        return _retry("send_rendered", (subject, body, to, html), attempt, exc)
+    return "sent"

@@ -1,0 +1,98 @@
+"""Throttling of the requests that take seats or stock (holds and adds).
+
+Fixed windows counted in MongoDB: one document per (who, window) whose
+``_id`` names both, incremented atomically (``config/compat.py``
+``increment``), so every worker process (and machine) shares the counts.
+Why not Django's cache framework: the only shared backends without a new
+server are the database cache, whose ``incr`` is a read then a write (two
+workers can both count 7), and local memory, which is per process. MongoDB
+is already the one store every process shares, and ``$inc`` is atomic. Old
+windows are deleted by a TTL index on ``expires`` (``ThrottleCount``).
+
+Who: the session (its key) and the client address, each with its limit
+(settings ``THROTTLE_PER_SESSION``, ``THROTTLE_PER_ADDRESS`` per
+``THROTTLE_WINDOW_SECONDS``). Over either: 429 with a page that says when
+to try again.
+"""
+
+from datetime import UTC, datetime, timedelta
+
+from django.conf import settings
+from django.shortcuts import render
+
+from accounts.documents import ThrottleCount
+from config import compat
+
+# The POSTs that take seats or stock (url names); nothing else is counted.
+THROTTLED = {"shop:add", "shop:hold_seats", "shop:best_seats"}
+
+
+def client_ip(request) -> str:
+    """The client's address: the proxy's header if one is configured (only
+    behind a proxy that sets it), else REMOTE_ADDR. Also django-axes'."""
+    header = settings.CLIENT_IP_HEADER
+    if header and request.META.get(header):
+        return request.META[header].split(",")[0].strip()
+    return request.META.get("REMOTE_ADDR") or "unknown"
+
+
+def hit(key: str, *, limit: int, window: int, now: datetime | None = None) -> bool:
+    """Count one request for ``key``; whether it is within ``limit`` for the
+    current window of ``window`` seconds (one atomic ``$inc``)."""
+    now = now or datetime.now(UTC)
+    start = int(now.timestamp()) // window * window
+    raw = compat.increment(
+        ThrottleCount.coll(),
+        f"{key}|{start}",
+        "n",
+        on_insert={"expires": now + timedelta(seconds=2 * window)},
+    )
+    return raw["n"] <= limit
+
+
+def within_limits(request) -> bool:
+    window = settings.THROTTLE_WINDOW_SECONDS
+    ok = hit(
+        f"ip:{client_ip(request)}", limit=settings.THROTTLE_PER_ADDRESS, window=window
+    )
+    session = getattr(request, "session", None)
+    if session is not None and session.session_key:
+        ok = (
+            hit(
+                f"session:{session.session_key}",
+                limit=settings.THROTTLE_PER_SESSION,
+                window=window,
+            )
+            and ok
+        )
+    return ok
+
+
+class ThrottleMiddleware:
+    """429 for a hold or an add over its limits, before the view runs."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_view(self, request, view, args, kwargs):
+        match = request.resolver_match
+        if request.method != "POST" or match is None:
+            return None
+        if match.view_name not in THROTTLED or within_limits(request):
+            return None
+        seconds = settings.THROTTLE_WINDOW_SECONDS
+        if getattr(request, "htmx", False):
+            # A toast where the page shows its messages (base.html lets htmx
+            # swap a 429); the page itself stays as it is.
+            response = render(
+                request, "_throttled.html", {"seconds": seconds}, status=429
+            )
+            response["HX-Retarget"] = "#toasts"
+            response["HX-Reswap"] = "beforeend"
+        else:
+            response = render(request, "429.html", {"seconds": seconds}, status=429)
+        response["Retry-After"] = str(seconds)
+        return response

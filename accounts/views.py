@@ -1,0 +1,93 @@
+"""Account pages: sign up, the account page, and claiming earlier orders by
+email. Logging in and out, password change and reset are Django's own views
+(``accounts/auth_urls.py``)."""
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.tokens import PasswordResetTokenGenerator
+from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils.encoding import force_bytes
+from django.utils.http import url_has_allowed_host_and_scheme, urlsafe_base64_encode
+from django.views.decorators.http import require_http_methods, require_POST
+
+from accounts.forms import SignUpForm
+from accounts.mail import queue
+from shop.identity import owner_of
+from shop.services.order_owners import orders_attach_by_email, orders_by_email_waiting
+
+
+class ClaimTokenGenerator(PasswordResetTokenGenerator):
+    """A reset-style token proving the account holder reads its email: it
+    binds the user, their password hash and email, and expires with
+    PASSWORD_RESET_TIMEOUT."""
+
+    key_salt = "marquee.accounts.ClaimTokenGenerator"
+
+
+claim_tokens = ClaimTokenGenerator()
+
+
+def _next(request) -> str:
+    wanted = request.POST.get("next") or request.GET.get("next") or ""
+    if url_has_allowed_host_and_scheme(
+        wanted, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return wanted
+    return settings.LOGIN_REDIRECT_URL
+
+
+@require_http_methods(["GET", "POST"])
+def signup(request):
+    form = SignUpForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        # Logging in attaches this browser's cart and orders (shop.signals).
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        messages.success(request, "Welcome to Marquee: your account is ready.")
+        return redirect(_next(request))
+    status = 400 if request.method == "POST" else 200
+    context = {"form": form, "next": _next(request)}
+    return render(request, "registration/signup.html", context, status=status)
+
+
+@login_required
+def account(request):
+    context = {"waiting": orders_by_email_waiting(email=request.user.email)}
+    return render(request, "accounts/account.html", context)
+
+
+@login_required
+@require_POST
+def claim_request(request):
+    """Email a link that attaches the anonymous orders placed with the
+    account's address (whoever opens it proves they read that mailbox)."""
+    user = request.user
+    uid = urlsafe_base64_encode(force_bytes(user.pk))
+    path = reverse("accounts:claim", args=[uid, claim_tokens.make_token(user)])
+    body = render_to_string(
+        "accounts/email/claim.txt", {"link": settings.SITE_URL + path, "user": user}
+    )
+    queue("send_rendered", "Attach your earlier Marquee orders", body, user.email)
+    messages.success(
+        request, f"We sent a link to {user.email}: open it to attach your orders."
+    )
+    return redirect("accounts:home")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def claim(request, uidb64: str, token: str):
+    """GET: what the link will do; POST: do it (a link is never a change)."""
+    user = request.user
+    expected = urlsafe_base64_encode(force_bytes(user.pk))
+    valid = uidb64 == expected and claim_tokens.check_token(user, token)
+    if request.method == "POST" and valid:
+        moved = orders_attach_by_email(email=user.email, to_owner=owner_of(request))
+        messages.success(request, f"{moved} order(s) attached to your account.")
+        return redirect("shop:orders")
+    status = 200 if valid else 400
+    return render(request, "accounts/claim.html", {"valid": valid}, status=status)

@@ -1,0 +1,201 @@
+"""The cart side of booking's seat protocol: ``SeatHolds`` documents.
+
+One document per cart x session (``_id`` "<session>|<cart>", so uniqueness
+comes from ``_id``, never from a secondary index). Each hold writes an entry
+"t<tag>" -> {seats, at} here BEFORE the session update that puts the tag on
+the seats (the intent); the session says which of an entry's seats are the
+cart's (state +tag held, -tag sold). These helpers write and prune entries;
+the rules of seats are in ``booking.services.seats``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timedelta
+
+from bson import ObjectId
+from django.utils import timezone
+
+from booking.documents import TAG_MIN, SeatHolds
+from booking.values import Seat
+
+
+def holds_coll():
+    return SeatHolds.coll()
+
+
+def new_tag() -> int:
+    """A fresh hold's tag: random, 63 bits, never a small state constant."""
+    return TAG_MIN + secrets.randbelow(2**62)
+
+
+def holds_id(oid: ObjectId, cart_id: str) -> str:
+    return f"{oid}|{cart_id}"
+
+
+def key(tag: int) -> str:
+    return f"t{tag}"
+
+
+def tag_of(key_: str) -> int:
+    return int(key_[1:])
+
+
+def write_intent(
+    oid: ObjectId, cart_id: str, tag: int, seats: Sequence[Seat], now: datetime
+) -> bool:
+    """Record that ``tag`` is about to be put on ``seats`` for the cart (one
+    upsert). Returns whether the document was created by this call."""
+    result = holds_coll().update_one(
+        {"_id": holds_id(oid, cart_id)},
+        {
+            "$set": {
+                f"holds.{key(tag)}": {"seats": [list(s) for s in seats], "at": now},
+                "session_id": oid,
+                "cart_id": cart_id,
+                "at": now,
+            },
+            "$inc": {"n": 1},
+        },
+        upsert=True,
+    )
+    return result.upserted_id is not None
+
+
+def drop_entries(oid: ObjectId, cart_id: str, tags: Iterable[int]) -> None:
+    """Remove whole entries (their holds finished and no seat carries their
+    tags); the document goes with its last entry."""
+    keys = sorted({key(t) for t in tags})
+    hid = holds_id(oid, cart_id)
+    for k in keys:
+        holds_coll().update_one(
+            {"_id": hid, f"holds.{k}": {"$exists": True}},
+            {"$unset": {f"holds.{k}": ""}, "$inc": {"n": -1}},
+        )
+    if keys:
+        holds_coll().delete_one({"_id": hid, "n": {"$lte": 0}})
+
+
+def forget(
+    oid: ObjectId, cart_id: str, moved: Mapping[Seat, int], doc: dict | None
+) -> None:
+    """After the session moved ``moved`` (seat -> the tag it carried) off the
+    cart: those seats leave their entries, and an entry left with none goes
+    (the document with its last entry). One guarded write in the common
+    case. ``doc`` is the cart's document as read before the move.
+    """
+    entries = (doc or {}).get("holds", {})
+    dead, shrink = [], {}
+    for k, entry in entries.items():
+        tag = tag_of(k)
+        gone = [s for s in entry["seats"] if moved.get(tuple(s)) == tag]
+        if not gone:
+            continue
+        if len(gone) == len(entry["seats"]):
+            dead.append(k)
+        else:
+            shrink[k] = gone
+    if not dead and not shrink:
+        return
+    hid = holds_id(oid, cart_id)
+    present = {f"holds.{k}": {"$exists": True} for k in dead}
+    if len(dead) == len(entries):
+        # n counts the entries exactly: these are all of them.
+        if (
+            holds_coll()
+            .delete_one({"_id": hid, "n": len(dead), **present})
+            .deleted_count
+        ):
+            return
+    update: dict = {
+        "$pull": {f"holds.{k}.seats": {"$in": v} for k, v in shrink.items()}
+    }
+    if dead:
+        update["$unset"] = dict.fromkeys((f"holds.{k}" for k in dead), "")
+        update["$inc"] = {"n": -len(dead)}
+    if not shrink:
+        del update["$pull"]
+    if holds_coll().update_one({"_id": hid, **present}, update).modified_count and dead:
+        holds_coll().delete_one({"_id": hid, "n": {"$lte": 0}})
+
+
+def retract(oid: ObjectId, cart_id: str, tag: int, created: bool) -> None:
+    """Take back the intent of a hold the session refused."""
+    hid = holds_id(oid, cart_id)
+    only = {"_id": hid, "n": 1, f"holds.{key(tag)}": {"$exists": True}}
+    if created and holds_coll().delete_one(only).deleted_count:
+        return
+    drop_entries(oid, cart_id, [tag])
+
+
+def read(oid: ObjectId, cart_id: str) -> dict | None:
+    return holds_coll().find_one({"_id": holds_id(oid, cart_id)})
+
+
+def candidates(doc: dict | None) -> dict[Seat, list[tuple[int, datetime]]]:
+    """Each seat the cart's entries name: its (tag, stamp) pairs, newest first."""
+    found: dict[Seat, list[tuple[int, datetime]]] = {}
+    for k, entry in (doc or {}).get("holds", {}).items():
+        for r, c in entry["seats"]:
+            found.setdefault((r, c), []).append((tag_of(k), entry["at"]))
+    for pairs in found.values():
+        pairs.sort(key=lambda p: p[1], reverse=True)
+    return found
+
+
+def dead_tags(doc: dict | None, state: list) -> list[int]:
+    """Entries of ``doc`` none of whose seats carries its tag (+ or -)."""
+    dead = []
+    for k, entry in (doc or {}).get("holds", {}).items():
+        tag = tag_of(k)
+        live = any(
+            r < len(state) and c < len(state[r]) and abs(state[r][c]) == tag
+            for r, c in entry["seats"]
+        )
+        if not live:
+            dead.append(tag)
+    return dead
+
+
+# An intent older than this whose seats do not carry its tag belongs to a
+# hold that will never finish (its process stopped): the shop's reconciler
+# waits as long before judging a hold (RECONCILE_GRACE).
+INTENT_GRACE = timedelta(minutes=1)
+# How far back settling looks: every write of a document (an intent, the
+# reconciler's confirmation) moves its ``at``, so history a crash leaves is
+# met within a day; older history is inert (no seat carries its tag).
+PRUNE_WINDOW = timedelta(days=1)
+
+
+def seat_holds_settle(
+    *, before: datetime | None = None, since: datetime | None = None
+) -> int:
+    """Prune entries no seat carries (history of a crash between a hold's
+    intent and its session update, or between a release's session update
+    and its pruning). Only entries stamped before ``before`` (default: now -
+    INTENT_GRACE) are judged, in documents last written since ``since``
+    (default: PRUNE_WINDOW before ``before``). Returns how many entries went.
+
+    Safe to run twice at once: each removal is guarded on the entry.
+    """
+    from booking.documents import Session
+
+    before = before or timezone.now() - INTENT_GRACE
+    window = {"$lt": before, "$gte": since or before - PRUNE_WINDOW}
+    by_session: dict[ObjectId, list[dict]] = {}
+    for doc in holds_coll().find({"at": window}):
+        by_session.setdefault(doc["session_id"], []).append(doc)
+    pruned = 0
+    for oid, docs in by_session.items():
+        session = Session.coll().find_one({"_id": oid}, {"seats": 1})
+        state = session["seats"] if session else []
+        for doc in docs:
+            dead = [
+                tag
+                for tag in dead_tags(doc, state)
+                if doc["holds"][key(tag)]["at"] < before
+            ]
+            drop_entries(oid, doc["cart_id"], dead)
+            pruned += len(dead)
+    return pruned

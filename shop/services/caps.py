@@ -1,0 +1,60 @@
+"""Per-order caps: the one place that says how much one cart may hold.
+
+* seats of one performance (``MAX_SEATS_PER_PERFORMANCE``, default 10);
+* units of one product line (``MAX_LINE_QUANTITY``, ``shop/limits.py``);
+* lines in a cart, products and performances together (``MAX_CART_LINES``).
+
+The seat cap is checked before any seat is taken (a clear refusal, nothing
+to give back) and again by the cart write that lists the seats, which is
+guarded on the line as read (its ``rev``): two requests of one shopper
+cannot both squeeze under it. The line cap is checked before a new line is
+taken; concurrent first adds of one shopper may pass it by one each, which
+the hold and add throttle (``accounts/throttle.py``) bounds.
+"""
+
+from django.conf import settings
+
+from shop.errors import TooManyLines, TooManySeats
+from shop.kinds import KINDS
+
+
+def max_seats() -> int:
+    return settings.MAX_SEATS_PER_PERFORMANCE
+
+
+def max_lines() -> int:
+    return settings.MAX_CART_LINES
+
+
+def seats_fit(listed: int, adding: int) -> None:
+    """``adding`` more seats next to ``listed`` of one performance fit, or
+    TooManySeats."""
+    if listed + adding > max_seats():
+        raise TooManySeats(limit=max_seats())
+
+
+def line_fits(cart) -> None:
+    """One more line fits in ``cart`` (None: a cart not made yet), or
+    TooManyLines."""
+    if cart is None:
+        return
+    lines = sum(len(kind.lines(cart)) for kind in KINDS)
+    if lines + 1 > max_lines():
+        raise TooManyLines(limit=max_lines())
+
+
+def seats_listed(cart, session_id: str) -> int | None:
+    """How many seats of ``session_id`` the cart lists (None: no line)."""
+    if cart is None:
+        return None
+    line = next((t for t in cart.tickets if t.session_id == session_id), None)
+    return None if line is None else len(line.seats)
+
+
+def hold_fits(cart, session_id: str, adding: int) -> None:
+    """A hold of ``adding`` seats of ``session_id`` fits ``cart``: the
+    performance's seat cap, and the line cap for a performance new to it."""
+    listed = seats_listed(cart, session_id)
+    if listed is None:
+        line_fits(cart)
+    seats_fit(listed or 0, adding)

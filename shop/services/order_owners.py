@@ -1,0 +1,55 @@
+"""Anonymous orders become an account's: on login (the same browser placed
+them) or by their email (proven by a link sent to it, see accounts)."""
+
+from shop.documents import PENDING_PAYMENT
+from shop.services.common import orders
+
+ANONYMOUS = "anon:"
+
+
+def _attach(query: dict, to_owner: str) -> int:
+    """Move the matching anonymous orders to ``to_owner``; how many.
+
+    One update, guarded on the order still being anonymous and no longer
+    in checkout (a checkout finds its order by the cart's owner until it is
+    paid), so an account never takes another account's order and a run
+    twice changes nothing more.
+    """
+    if not isinstance(to_owner, str) or not to_owner.startswith("user:"):
+        return 0
+    guard = {
+        **query,
+        "owner": {**query.get("owner", {}), "$regex": f"^{ANONYMOUS}"},
+        "state": {"$ne": PENDING_PAYMENT},
+    }
+    return orders().update_many(guard, {"$set": {"owner": to_owner}}).modified_count
+
+
+def orders_attach(*, from_owner: str, to_owner: str) -> int:
+    """The orders of an anonymous shopper (``anon:<token>``) are the
+    account's from now on. Returns how many moved."""
+    if not isinstance(from_owner, str) or not from_owner.startswith(ANONYMOUS):
+        return 0
+    return _attach({"owner": {"$eq": from_owner}}, to_owner)
+
+
+def orders_attach_by_email(*, email: str, to_owner: str) -> int:
+    """Anonymous orders placed with ``email`` (as typed, or in lower case)
+    are the account's. The caller has proven the account owns the address.
+    Returns how many moved."""
+    if not isinstance(email, str) or "@" not in email:
+        return 0
+    return _attach({"email": {"$in": sorted({email, email.lower()})}}, to_owner)
+
+
+def orders_by_email_waiting(*, email: str) -> int:
+    """How many anonymous paid or past orders were placed with ``email``."""
+    if not isinstance(email, str) or "@" not in email:
+        return 0
+    return orders().count_documents(
+        {
+            "email": {"$in": sorted({email, email.lower()})},
+            "owner": {"$regex": f"^{ANONYMOUS}"},
+            "state": {"$ne": PENDING_PAYMENT},
+        }
+    )

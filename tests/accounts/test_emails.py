@@ -1,0 +1,184 @@
+"""The shop's emails and the tickets to keep: the order confirmation lands
+in the file backend with the PDF attached, whose QR codes decode to the
+ticket codes; the refund confirmation; retries; the order page's QR codes,
+PDF and calendar files."""
+
+import io
+import socket
+
+import pytest
+import zxingcpp
+from django.test import Client
+from django_q.models import Schedule
+from icalendar import Calendar
+from pypdf import PdfReader
+
+from accounts.documents import SentEmail
+from accounts.tasks import send_order_email
+from shop.printing import qr_code, qr_svg
+from tests.accounts.conftest import sent
+from tests.shop.factories import make_show
+from tests.shop.test_views import checkout_data
+
+
+@pytest.fixture
+def show():
+    return make_show(show="Hamlet", hall="The Globe")
+
+
+def buy_seats(client, mongo_db, show, seats=("0-0", "2-3"), email="ada@example.com"):
+    for seat in seats:
+        assert (
+            client.post(f"/cart/tickets/{show}/hold/", {"seat": seat}).status_code
+            == 302
+        )
+    cart = mongo_db.carts.find_one({"state": "active"}, sort=[("modified_at", -1)])
+    response = client.post("/checkout/", checkout_data(cart["_id"], email=email))
+    assert response.status_code == 302
+    return mongo_db.orders.find_one({"cart_id": cart["_id"]}), response["Location"]
+
+
+def codes_of(order) -> list[str]:
+    return [line["code"] for line in order["lines"] if line.get("code")]
+
+
+def decoded_qr_codes(pdf_bytes: bytes) -> list[list[str]]:
+    """Per page, the text of every QR code found in its images."""
+    pages = []
+    for page in PdfReader(io.BytesIO(pdf_bytes)).pages:
+        found = []
+        for image in page.images:
+            found += [r.text for r in zxingcpp.read_barcodes(image.image)]
+        pages.append(found)
+    return pages
+
+
+def test_the_confirmation_lands_with_the_pdf_whose_qr_decodes_to_each_code(
+    client, mongo_db, show, mail_dir
+):
+    order, link = buy_seats(client, mongo_db, show)
+
+    (message,) = sent(mail_dir)
+    assert message["To"] == "ada@example.com"
+    assert order["number"] in message["Subject"]
+    body = message.get_body(("plain",)).get_content()
+    codes = codes_of(order)
+    assert all(code in body for code in codes)
+    assert f"http://testserver{link}" in body
+    assert "Total paid: £55.50" in body
+    assert "Row A, seat 1" in body and "Row C, seat 4" in body
+    (pdf,) = [
+        p
+        for p in message.iter_attachments()
+        if p.get_content_type() == "application/pdf"
+    ]
+    content = pdf.get_content()
+    assert decoded_qr_codes(content) == [[code] for code in codes]
+    text = "\n".join(
+        page.extract_text() for page in PdfReader(io.BytesIO(content)).pages
+    )
+    for words in ("Hamlet", "The Globe", "Row A, seat 1", "Stalls", "£35.00", *codes):
+        assert words in text
+
+
+def test_an_order_without_tickets_gets_its_email_without_a_pdf(
+    client, mongo_db, mail_dir
+):
+    from tests.accounts.test_accounts import buy
+    from tests.shop.factories import make_product
+
+    make_product(sku="SNKR-42", title="JC Sneaker", price="25.00")
+    buy(client, mongo_db)
+
+    (message,) = sent(mail_dir)
+    assert "1 x JC Sneaker" in message.get_content()
+    assert list(message.iter_attachments()) == []
+
+
+def test_a_refund_sends_its_confirmation(client, mongo_db, show, mail_dir):
+    order, link = buy_seats(client, mongo_db, show, seats=("0-0",))
+
+    client.post(link + "cancel/")
+
+    first, refund = sent(mail_dir)
+    assert "refunded" in refund["Subject"]
+    assert "£35.00" in refund.get_content()
+    assert mongo_db.orders.find_one({"_id": order["_id"]})["state"] == "refunded"
+
+
+def test_an_email_is_sent_once_however_often_its_task_runs(
+    client, mongo_db, show, mail_dir
+):
+    order, _ = buy_seats(client, mongo_db, show, seats=("0-0",))
+
+    again = send_order_email(str(order["_id"]), "paid")
+
+    assert again == "already sent"
+    assert len(sent(mail_dir)) == 1
+    assert SentEmail.objects(key=f"{order['number']}|paid").count() == 1
+
+
+def closed_port() -> int:
+    """A local port nothing listens on: the SMTP backend's connection is
+    refused, as by a mail server that is down."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_a_failed_send_is_tried_again_later_and_checkout_is_not_hurt(
+    client, mongo_db, show, settings, mail_dir
+):
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", closed_port()
+    settings.EMAIL_TIMEOUT = 2
+
+    order, link = buy_seats(client, mongo_db, show, seats=("0-0",))
+
+    assert order["state"] == "paid"
+    (retry,) = Schedule.objects.all()
+    assert retry.func == "accounts.tasks.send_order_email"
+    assert retry.schedule_type == Schedule.ONCE
+    assert "2" in retry.args  # the second attempt
+    assert not SentEmail.objects(key=f"{order['number']}|paid").count()
+    settings.EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+    assert send_order_email(str(order["_id"]), "paid", 2) == "sent"
+    assert len(sent(mail_dir)) == 1
+
+
+def test_the_order_page_shows_each_qr_and_offers_the_pdf_and_calendar(
+    client, mongo_db, show
+):
+    order, link = buy_seats(client, mongo_db, show)
+
+    html = client.get(link).content.decode()
+
+    for code in codes_of(order):
+        assert qr_svg(code) in html
+        # The markup is segno's drawing of exactly the code.
+        png = io.BytesIO()
+        qr_code(code).save(png, kind="png", scale=6)
+        from PIL import Image
+
+        png.seek(0)
+        assert [r.text for r in zxingcpp.read_barcodes(Image.open(png))] == [code]
+    assert f'href="{link}tickets.pdf"' in html
+    assert f'href="{link}{show}.ics"' in html
+    pdf = client.get(f"{link}tickets.pdf")
+    assert pdf["Content-Type"] == "application/pdf"
+    assert decoded_qr_codes(pdf.content) == [[c] for c in codes_of(order)]
+    ics = client.get(f"{link}{show}.ics")
+    (event,) = Calendar.from_ical(ics.content).walk("VEVENT")
+    assert str(event["summary"]) == "Hamlet"
+    assert str(event["location"]) == "The Globe"
+
+
+def test_the_tickets_files_need_the_link_or_the_owner(client, mongo_db, show):
+    order, link = buy_seats(client, mongo_db, show, seats=("0-0",))
+    stranger = Client()
+    number = order["number"]
+
+    assert stranger.get(f"/orders/{number}/{'x' * 32}/tickets.pdf").status_code == 404
+    assert stranger.get(f"/orders/{number}/tickets.pdf").status_code == 302  # log in
+    assert stranger.get(f"{link}{'0' * 24}.ics").status_code == 404
+    assert stranger.get(f"{link}tickets.pdf").status_code == 200

@@ -1,0 +1,118 @@
+"""Sessions live on the server: a cookie is only a random key, forged or
+tampered ones are strangers, logging in rotates the key and logging out
+ends the session; what a session holds is checked before it is used."""
+
+import pytest
+from django.conf import settings
+from django.contrib.sessions.backends.db import SessionStore
+from django.core import signing
+from django.test import Client
+
+from config.secret import DEV_SECRET_KEY
+from shop.services.carts import cart_add_item
+from tests.accounts.conftest import PASSWORD
+from tests.accounts.test_accounts import buy
+from tests.shop.factories import make_product
+
+COOKIE = settings.SESSION_COOKIE_NAME
+
+
+@pytest.fixture
+def product():
+    return make_product(sku="SNKR-42", title="JC Sneaker")
+
+
+def forged_cookie(data: dict) -> str:
+    """What an attacker could sign with the key once public in the
+    repository, as the signed-cookie sessions Marquee used to trust."""
+    return signing.dumps(
+        data,
+        key=DEV_SECRET_KEY,
+        salt="django.contrib.sessions.backends.signed_cookies",
+        compress=True,
+    )
+
+
+def test_a_forged_session_cookie_is_a_stranger_never_a_500(client, product):
+    cart_add_item(owner="anon:victim", sku=product, quantity=3)
+    client.cookies[COOKIE] = forged_cookie({"shop_owner": "victim"})
+
+    page = client.get("/cart/")
+
+    assert page.status_code == 200
+    assert "JC Sneaker" not in page.content.decode()
+    assert "shop_owner" not in client.session
+
+
+def test_a_tampered_session_key_is_a_stranger(client, product):
+    client.post("/cart/add/", {"sku": product, "quantity": "1"})
+    key = client.cookies[COOKIE].value
+    stranger = Client()
+    stranger.cookies[COOKIE] = key[:-4] + ("aaaa" if key[-4:] != "aaaa" else "bbbb")
+
+    page = stranger.get("/cart/")
+
+    assert page.status_code == 200
+    assert "JC Sneaker" in client.get("/cart/").content.decode()
+    assert "JC Sneaker" not in page.content.decode()
+
+
+@pytest.mark.parametrize(
+    "location",
+    [
+        "here",
+        {"lng": "east", "lat": 1, "label": "x"},
+        {"lat": 51.5},
+        {"lng": 999, "lat": 51.5, "label": "nowhere"},
+        {"lng": float("nan"), "lat": 0, "label": "x"},
+        [1, 2, 3],
+    ],
+)
+def test_a_malformed_location_in_the_session_is_forgotten_not_a_500(
+    client, product, location
+):
+    session = SessionStore()
+    session["location"] = location
+    session["store_id"] = {"not": "a string"}
+    session.create()
+    client.cookies[COOKIE] = session.session_key
+
+    page = client.get(f"/p/item-{product}/")
+
+    assert page.status_code == 200
+    assert "location" not in SessionStore(session.session_key).load()
+
+
+def test_logging_in_rotates_the_session_key(client, ada, product):
+    client.post("/cart/add/", {"sku": product, "quantity": "1"})
+    before = client.cookies[COOKIE].value
+
+    client.post("/accounts/login/", {"username": ada.email, "password": PASSWORD})
+
+    after = client.cookies[COOKIE].value
+    assert after != before
+    assert not SessionStore().exists(before)
+    assert "JC Sneaker" in client.get("/cart/").content.decode()
+
+
+def test_after_logout_the_old_cookie_shows_nothing_private(client, ada, mongo_db):
+    make_product(sku="SNKR-42")
+    client.post("/accounts/login/", {"username": ada.email, "password": PASSWORD})
+    order = buy(client, mongo_db, email=ada.email)
+    copied = client.cookies[COOKIE].value
+    assert order["number"] in client.get("/orders/").content.decode()
+
+    client.post("/accounts/logout/")
+
+    thief = Client()
+    thief.cookies[COOKIE] = copied
+    orders = thief.get("/orders/")
+    one = thief.get(f"/orders/{order['number']}/")
+    account = thief.get("/accounts/")
+    assert orders.status_code == one.status_code == account.status_code == 302
+    assert all(
+        r["Location"].startswith("/accounts/login/") for r in (orders, one, account)
+    )
+    home = thief.get("/").content.decode()
+    assert ada.email not in home and order["number"] not in home
+    assert not SessionStore().exists(copied)

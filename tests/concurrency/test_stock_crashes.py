@@ -1,0 +1,230 @@
+"""Crash injection between the documents of a stock hold (catalog.faults).
+
+A move of units is a write on the counter (``Inventory``) and one on the
+cart's hold (``StockHoldDoc``). For every point between them, a real child
+process runs the real shop service and ``os._exit``s there. Right after the
+crash conservation already holds (the move in flight is counted where it
+is); then the reconciler and the expiry job run and every invariant must
+hold, nothing left in flight, every unit back on the shelf or sold.
+"""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from catalog import faults as stock_faults
+from catalog.selectors.stock import stock_level, stock_problems
+from catalog.services.stock import (
+    _counter_gets,
+    _finish_back,
+    _hold_gets,
+    _recover_back,
+)
+from shop import faults
+from shop.selectors.invariants import invariant_problems
+from shop.services.carts import (
+    cart_add_item,
+    cart_merge,
+    cart_remove_item,
+    cart_set_quantity,
+)
+from shop.services.checkout import cart_checkout
+from shop.services.expiry import carts_expire
+from shop.services.reconcile import reservations_reconcile
+from tests.concurrency.cart_processes import run_until_crash
+from tests.shop.factories import SHIPPING, card, make_product
+
+pytestmark = pytest.mark.concurrency
+
+T0 = datetime(2030, 1, 15, 12, 0, tzinfo=UTC)
+ALICE, ACCOUNT = "anon:alice", "user:1"
+SOON = T0 + timedelta(minutes=15)
+MUCH_LATER = T0 + timedelta(days=1)
+
+
+def setup_cart():
+    cart_add_item(owner=ALICE, sku="SHOE", quantity=2, now=T0)
+    return cart_add_item(owner=ALICE, sku="HAT", quantity=1, now=T0).cart_id
+
+
+def setup_anonymous_and_account():
+    cart_add_item(owner=ACCOUNT, sku="SHOE", quantity=1, now=T0)
+    return setup_cart()
+
+
+def checkout(cart_id):
+    cart_checkout(
+        owner=ALICE,
+        cart_id=cart_id,
+        email="crash@example.com",
+        shipping=SHIPPING,
+        card=card(),
+        now=T0,
+    )
+
+
+# point: (set-up returning an argument, the crashing work, units sold in the end)
+SCENARIOS = {
+    "stock.take.after_counter": (
+        lambda: None,
+        lambda _: cart_add_item(owner=ALICE, sku="SHOE", quantity=3, now=T0),
+        0,
+    ),
+    "stock.take.after_hold": (
+        setup_cart,
+        lambda _: cart_set_quantity(owner=ALICE, sku="SHOE", quantity=5, now=T0),
+        0,
+    ),
+    "stock.give.after_hold": (
+        setup_cart,
+        lambda _: cart_remove_item(owner=ALICE, sku="SHOE", now=T0),
+        0,
+    ),
+    "stock.give.after_counter": (
+        setup_cart,
+        lambda _: cart_set_quantity(owner=ALICE, sku="SHOE", quantity=1, now=T0),
+        0,
+    ),
+    # The commit of a paid checkout: recovery finishes the sale.
+    "stock.give.after_finish": (setup_cart, checkout, 3),
+    "stock.transfer.after_source": (
+        setup_anonymous_and_account,
+        lambda _: cart_merge(from_owner=ALICE, to_owner=ACCOUNT, now=T0),
+        0,
+    ),
+    "stock.transfer.after_target": (
+        setup_anonymous_and_account,
+        lambda _: cart_merge(from_owner=ALICE, to_owner=ACCOUNT, now=T0),
+        0,
+    ),
+}
+
+
+def test_every_stock_fault_point_has_a_crash_scenario():
+    assert sorted(SCENARIOS) == sorted(stock_faults.POINTS)
+
+
+def crash_at(point, work, arg):
+    faults.arm(point, "exit")
+    work(arg)
+
+
+def in_flight(mongo_db) -> int:
+    moves = sum(
+        len(doc.get("takes") or []) + len(doc.get("gives") or [])
+        for doc in mongo_db.inventories.find()
+    )
+    return moves + mongo_db.stock_holds.count_documents({"back.0": {"$exists": True}})
+
+
+@pytest.mark.parametrize("point", sorted(SCENARIOS))
+def test_a_crash_between_counter_and_hold_conserves_units_and_is_repaired(
+    point, mongo_uri, mongo_db
+):
+    make_product(sku="SHOE", stock=10)
+    make_product(sku="HAT", stock=10)
+    setup, work, sold_in_the_end = SCENARIOS[point]
+    arg = setup()
+
+    code = run_until_crash(
+        crash_at, (point, work, arg), uri=mongo_uri, db_name=mongo_db.name
+    )
+
+    assert code == faults.EXIT_CODE, f"{point} was not reached (exit {code})"
+    assert in_flight(mongo_db) >= 1  # the crash left a move half-way...
+    assert stock_problems() == []  # ...and its units are counted where they are
+    for moment in (SOON, MUCH_LATER):
+        reservations_reconcile(now=moment)
+        carts_expire(now=moment)
+        assert invariant_problems() == [], moment
+    # Only the fences of recovered moves may stay (until the cleanup).
+    assert not any(doc.get("takes") for doc in mongo_db.inventories.find())
+    assert mongo_db.stock_holds.count_documents({"back.0": {"$exists": True}}) == 0
+    for sku in ("SHOE", "HAT"):
+        level = stock_level(sku=sku)
+        assert level.held == 0
+        assert level.free + level.sold == 10
+    assert sum(stock_level(sku=s).sold for s in ("SHOE", "HAT")) == sold_in_the_end
+
+
+def test_a_take_the_reconciler_undid_cannot_be_applied_by_a_stalled_writer(
+    mongo_uri, mongo_db
+):
+    """A writer that stalls past the grace between the counter and the hold
+    finds its move fenced: the units it took went back once, and its late
+    write to the hold changes nothing (no unit in two places)."""
+    make_product(sku="SHOE", stock=10)
+    point = "stock.take.after_counter"
+    code = run_until_crash(
+        crash_at,
+        (
+            point,
+            lambda _: cart_add_item(owner=ALICE, sku="SHOE", quantity=3, now=T0),
+            None,
+        ),
+        uri=mongo_uri,
+        db_name=mongo_db.name,
+    )
+    assert code == faults.EXIT_CODE
+    (move,) = mongo_db.inventories.find_one({"_id": "SHOE"})["takes"]
+    cart_id = move["hold"].rsplit("|", 1)[1]
+
+    reservations_reconcile(now=SOON)
+    late = _hold_gets("SHOE", cart_id, move["op"], move["units"], T0, None)
+
+    assert late is False
+    assert stock_level(sku="SHOE").free == 10
+    assert stock_level(sku="SHOE").held == 0
+    assert stock_problems() == []
+
+
+def crash_in_a_release(mongo_uri, mongo_db):
+    """A release stopped after its hold's write: (the hold, its back entry)."""
+    cart_id = setup_cart()
+    code = run_until_crash(
+        crash_at,
+        ("stock.give.after_hold", SCENARIOS["stock.give.after_hold"][1], None),
+        uri=mongo_uri,
+        db_name=mongo_db.name,
+    )
+    assert code == faults.EXIT_CODE
+    hold = mongo_db.stock_holds.find_one({"_id": f"SHOE|{cart_id}"})
+    return hold, hold["back"][0]
+
+
+def test_a_give_back_the_reconciler_applied_is_refused_to_a_stalled_writer(
+    mongo_uri, mongo_db
+):
+    make_product(sku="SHOE", stock=10)
+    make_product(sku="HAT", stock=10)
+    hold, entry = crash_in_a_release(mongo_uri, mongo_db)
+
+    reservations_reconcile(now=SOON)
+    late = _counter_gets("SHOE", hold["_id"], entry, forget=[])
+
+    assert late is False
+    level = stock_level(sku="SHOE")
+    assert (level.free, level.held) == (10, 0)
+    assert stock_problems() == []
+
+
+def test_a_recovery_that_read_the_hold_before_the_writer_finished_adds_nothing(
+    mongo_uri, mongo_db
+):
+    """The writer resumes and finishes every step between the reconciler's
+    read of the hold and its own writes: the units go back once."""
+    make_product(sku="SHOE", stock=10)
+    make_product(sku="HAT", stock=10)
+    hold, entry = crash_in_a_release(mongo_uri, mongo_db)
+    # The writer's steps 2, 3 and 4, late.
+    assert _counter_gets("SHOE", hold["_id"], entry, forget=[])
+    _finish_back(hold["_id"], entry["op"])
+    mongo_db.inventories.update_one(
+        {"_id": "SHOE"}, {"$pull": {"gives": {"op": entry["op"]}}}
+    )
+
+    _recover_back(hold, entry)  # what the reconciler read before
+
+    level = stock_level(sku="SHOE")
+    assert (level.free, level.held) == (10, 0)
+    assert stock_problems() == []

@@ -1,0 +1,318 @@
+"""Every query on a hot path is served by an index (issue: data that only grows).
+
+A populated database (a few hundred carts, holds and orders, and a pile of
+ended carts), then each hot-path action runs through the real services
+while a command listener records what they send. Each recorded query shape
+(find, update, delete, findAndModify, aggregate, count, distinct) is then
+``explain``ed on the same database, and the test fails on a collection
+scan. On the Rust server ``explain`` reports an index scan for a top-level
+``$or`` and for a findAndModify that the server in fact answers in time
+proportional to the collection (config/compat.py), so on the collections
+that grow (carts, orders) those two shapes fail the test as well.
+
+To cover more actions (the seat map's holds, for one), append to ACTIONS:
+``(name, function(world) -> None)``; the shapes they send are checked the
+same way.
+"""
+
+from datetime import UTC, datetime, timedelta
+
+import mongoengine
+import pytest
+from pymongo import monitoring
+
+from catalog.services.stock import stock_reserve
+from config import mongo
+from shop.services.carts import (
+    cart_add_item,
+    cart_merge,
+    cart_remove_item,
+    cart_set_quantity,
+)
+from shop.services.checkout import cart_checkout
+from shop.services.cleanup import carts_purge
+from shop.services.expiry import cart_expire, cart_release, carts_expire
+from shop.services.reconcile import reservations_reconcile
+from tests.shop.factories import SHIPPING, card, make_product
+
+T0 = datetime(2030, 1, 15, 12, 0, tzinfo=UTC)
+SHAPED = {"find", "update", "delete", "findAndModify", "aggregate", "count", "distinct"}
+# Collections whose size grows with the shop's history.
+GROWING = {"carts", "orders"}
+# Never part of a query shape.
+_ENVELOPE = {
+    "lsid",
+    "$db",
+    "$clusterTime",
+    "txnNumber",
+    "writeConcern",
+    "readConcern",
+    "$readPreference",
+    "ordered",
+    "bypassDocumentValidation",
+}
+
+
+class Recorder(monitoring.CommandListener):
+    def __init__(self):
+        self.on = False
+        self.commands: list[tuple[str, dict]] = []
+
+    def started(self, event):
+        if self.on and event.command_name in SHAPED:
+            command = {k: v for k, v in event.command.items() if k not in _ENVELOPE}
+            self.commands.append((self.action, command))
+
+    def succeeded(self, event):
+        pass
+
+    def failed(self, event):
+        pass
+
+
+# --- the world and the actions ------------------------------------------------
+
+
+class World:
+    """What the actions share: a clock and shoppers numbered as they come."""
+
+    def __init__(self):
+        self.now = T0
+        self.count = 0
+
+    def shopper(self) -> str:
+        self.count += 1
+        return f"anon:hot{self.count}"
+
+    def cart(self, sku="HOT-1", quantity=1):
+        owner = self.shopper()
+        cart = cart_add_item(owner=owner, sku=sku, quantity=quantity, now=self.now)
+        return owner, cart.cart_id
+
+
+def pay(world, owner, cart_id):
+    cart_checkout(
+        owner=owner,
+        cart_id=cart_id,
+        email="hot@example.com",
+        shipping=SHIPPING,
+        card=card(),
+        now=world.now,
+    )
+
+
+def populate(world: World) -> None:
+    """A few hundred carts: live, paid, expired, held by carts long gone."""
+    for i in range(8):
+        make_product(sku=f"HOT-{i}", stock=10_000)
+    make_product(sku="LAST", stock=3)
+    world.now = T0 - timedelta(hours=2)
+    for _ in range(3):  # stale holders of the last units
+        world.cart(sku="LAST")
+    for i in range(150):
+        owner, cart_id = world.cart(sku=f"HOT-{i % 8}", quantity=1 + i % 3)
+        if i % 3 == 0:
+            pay(world, owner, cart_id)
+        elif i % 3 == 1:
+            cart_expire(cart_id=cart_id, now=world.now + timedelta(hours=1))
+    for i in range(20):  # holds no cart lists (crashed adds)
+        stock_reserve(
+            sku=f"HOT-{i % 8}", cart_id=f"ghost-{i}", quantity=1, now=world.now
+        )
+    world.now = T0
+    for i in range(150):
+        world.cart(sku=f"HOT-{i % 8}")
+    # Ended carts long past the retention, in bulk (their shape, not a service).
+    mongo.db().carts.insert_many(
+        {
+            "_id": f"old-{i}",
+            "owner": f"anon:old{i}",
+            "state": "expired",
+            "items": [],
+            "tickets": [],
+            "created_at": T0 - timedelta(days=60),
+            "modified_at": T0 - timedelta(days=60),
+            "expires_at": T0 - timedelta(days=60),
+            "ended_at": T0 - timedelta(days=60),
+        }
+        for i in range(600)
+    )
+
+
+def add(world):
+    world.cart()
+
+
+def add_more_of_a_line(world):
+    owner, _ = world.cart()
+    cart_add_item(owner=owner, sku="HOT-1", quantity=1, now=world.now)
+
+
+def change(world):
+    owner, _ = world.cart(quantity=2)
+    cart_set_quantity(owner=owner, sku="HOT-1", quantity=4, now=world.now)
+    cart_set_quantity(owner=owner, sku="HOT-1", quantity=1, now=world.now)
+
+
+def remove(world):
+    owner, _ = world.cart()
+    cart_remove_item(owner=owner, sku="HOT-1", now=world.now)
+
+
+def sold_out_add(world):
+    """Short of units: the stale holders of the SKU are expired first."""
+    world.cart(sku="LAST", quantity=2)
+
+
+def checkout(world):
+    pay(world, *world.cart(quantity=2))
+
+
+def login(world):
+    anonymous, _ = world.cart()
+    account = world.shopper()
+    cart_add_item(owner=account, sku="HOT-2", quantity=1, now=world.now)
+    cart_merge(from_owner=anonymous, to_owner=account, now=world.now)
+
+
+def release(world):
+    _, cart_id = world.cart()
+    cart_release(cart_id=cart_id, now=world.now)
+
+
+def expiry_job(world):
+    carts_expire(now=world.now + timedelta(minutes=45))
+
+
+def reconcile_job(world):
+    reservations_reconcile(now=world.now + timedelta(minutes=10))
+
+
+def cleanup_job(world):
+    carts_purge(now=world.now + timedelta(days=1))
+
+
+ACTIONS = [
+    ("add", add),
+    ("add more of a line", add_more_of_a_line),
+    ("change", change),
+    ("remove", remove),
+    ("sold-out add", sold_out_add),
+    ("checkout", checkout),
+    ("login", login),
+    ("release", release),
+    ("expiry", expiry_job),
+    ("reconcile", reconcile_job),
+    ("cleanup", cleanup_job),
+]
+
+
+# --- explain --------------------------------------------------------------------
+
+
+def explainable(command_name: str, command: dict) -> list[dict]:
+    """The command as one or more explainable single statements."""
+    if command_name == "update":
+        return [
+            {"update": command["update"], "updates": [u]} for u in command["updates"]
+        ]
+    if command_name == "delete":
+        return [
+            {"delete": command["delete"], "deletes": [d]} for d in command["deletes"]
+        ]
+    return [command]
+
+
+def shape_of(value):
+    """The query's shape: its fields and operators, every value a ``?``."""
+    if isinstance(value, dict):
+        return {k: shape_of(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shape_of(v) for v in value[:1]]
+    return "?"
+
+
+def stages(plan) -> list[str]:
+    found = []
+    if isinstance(plan, dict):
+        if "stage" in plan:
+            found.append(plan["stage"])
+        for value in plan.values():
+            found.extend(stages(value))
+    elif isinstance(plan, list):
+        for value in plan:
+            found.extend(stages(value))
+    return found
+
+
+def query_of(command: dict) -> dict:
+    for key in ("filter", "query", "q"):
+        if isinstance(command.get(key), dict):
+            return command[key]
+    if "updates" in command:
+        return command["updates"][0]["q"]
+    if "deletes" in command:
+        return command["deletes"][0]["q"]
+    pipeline = command.get("pipeline") or [{}]
+    return pipeline[0].get("$match", {})
+
+
+def collection_of(command: dict) -> str:
+    return next(iter(command.values()))
+
+
+def problems_of(action: str, command: dict, plan: dict) -> list[str]:
+    name, where = next(iter(command)), collection_of(command)
+    said = []
+    if "COLLSCAN" in stages(plan.get("queryPlanner", {}).get("winningPlan")):
+        said.append("collection scan")
+    if where in GROWING and "$or" in query_of(command):
+        said.append("top-level $or on a growing collection")
+    if where in GROWING and name == "findAndModify":
+        said.append("findAndModify on a growing collection")
+    query = shape_of(query_of(command))
+    return [f"{action}: {name} {where} {query}: {s}" for s in said]
+
+
+@pytest.fixture
+def recorder(mongo_uri, mongo_db):
+    """The test's database through a client that records every command."""
+    recording = Recorder()
+    mongoengine.disconnect(mongo.ALIAS)
+    mongoengine.connect(
+        db=mongo_db.name,
+        host=mongo_uri,
+        alias=mongo.ALIAS,
+        tz_aware=True,
+        uuidRepresentation="standard",
+        event_listeners=[recording],
+    )
+    yield recording
+    mongo.connect(mongo_uri, db=mongo_db.name)
+
+
+def test_every_hot_path_query_is_served_by_an_index(recorder, mongo_db):
+    world = World()
+    populate(world)
+    assert mongo_db.carts.count_documents({}) > 900
+    assert mongo_db.stock_holds.count_documents({}) > 150
+    assert mongo_db.orders.count_documents({}) >= 50
+
+    recorder.on = True
+    for action, run in ACTIONS:
+        recorder.action = action
+        run(world)
+    recorder.on = False
+
+    seen, problems = set(), []
+    for action, command in recorder.commands:
+        for statement in explainable(next(iter(command)), command):
+            shape = (action, repr(shape_of(statement)))
+            if shape in seen:
+                continue
+            seen.add(shape)
+            plan = mongo_db.command("explain", statement, verbosity="queryPlanner")
+            problems.extend(problems_of(action, statement, plan))
+    assert {action for action, _ in recorder.commands} == {a for a, _ in ACTIONS}
+    assert len(seen) > 40  # the actions really ran their queries
+    assert problems == [], "\n".join(problems)
