@@ -25,7 +25,7 @@ DOCS = settings.BASE_DIR / "docs/screenshots"
 
 def _sign_in(page, email, password, next_url):
     page.goto(next_url)
-    page.get_by_label("Username").fill(email)
+    page.get_by_label("Email").fill(email)
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Log in").click()
 
@@ -76,6 +76,14 @@ def test_box_office_schedules_a_performance_and_admits_a_ticket(page, screenshot
     expect(page.locator("#seat-2-3")).to_have_attribute(
         "aria-label", re.compile(r"^Row C, seat 4, held by cart \S+ until \d\d:\d\d$")
     )
+    page.get_by_label("Choose Row B, seat 2, free").check()
+    page.get_by_label("Choose Row B, seat 3, free").check()
+    page.get_by_label("Reason (for blocking)").fill("House seats")
+    page.get_by_role("button", name="Block chosen seats", exact=True).click()
+    expect(page.locator("#toasts")).to_contain_text("Blocked: Row B, seat 2")
+    expect(
+        page.get_by_role("cell", name="Row B, seat 2, blocked: House seats")
+    ).to_be_visible()
     _keep(screenshot(page, "staff-seat-map"), "staff-seat-map")
 
     # The door, on a phone.
