@@ -34,10 +34,13 @@ from catalog.services.stock import stock_open
 from catalog.services.summaries import summary_of
 from config.progress import Progress
 
-BATCH = 500
+# Items per bulk write (one insert_many per collection) and per step of the
+# progress bar.
+BATCH = 200
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
-# (store id suffix, city, zip, lat, lng); group and region come from the list.
+# (city, zip, lat, lng) by price group (stores of a group share regional
+# prices); each store's region is its true one, below.
 REGIONS = {
     "North": [
         ("Leeds", "LS1 6HD", 53.7997, -1.5437),
@@ -98,6 +101,43 @@ REGIONS = {
         ("Swindon", "SN1 1LF", 51.5602, -1.7856),
         ("Cheltenham", "GL50 1JJ", 51.8994, -2.0783),
     ],
+}
+
+# The region (England's ITL 1 regions, and Wales) each store's city is in.
+REGION_OF = {
+    **dict.fromkeys(
+        ["Newcastle", "Sunderland", "Durham", "Middlesbrough"], "North East"
+    ),
+    **dict.fromkeys(
+        ["Manchester", "Liverpool", "Preston", "Lancaster", "Carlisle", "Bolton"]
+        + ["Blackpool"],
+        "North West",
+    ),
+    **dict.fromkeys(
+        ["Leeds", "Sheffield", "York", "Bradford", "Hull", "Harrogate", "Wakefield"],
+        "Yorkshire and the Humber",
+    ),
+    **dict.fromkeys(
+        ["Birmingham", "Coventry", "Wolverhampton", "Stoke-on-Trent", "Worcester"]
+        + ["Shrewsbury", "Leamington Spa"],
+        "West Midlands",
+    ),
+    **dict.fromkeys(
+        ["Nottingham", "Leicester", "Derby", "Northampton", "Lincoln"], "East Midlands"
+    ),
+    **dict.fromkeys(["Cambridge", "Norwich", "Peterborough"], "East of England"),
+    **dict.fromkeys(
+        ["Oxford", "Milton Keynes", "Brighton", "Southampton", "Portsmouth"]
+        + ["Reading", "Canterbury", "Guildford"],
+        "South East",
+    ),
+    "London": "London",
+    **dict.fromkeys(
+        ["Bristol", "Bath", "Exeter", "Plymouth", "Bournemouth", "Swindon"]
+        + ["Cheltenham"],
+        "South West",
+    ),
+    "Cardiff": "Wales",
 }
 
 SHOE_SIZES = [str(n) for n in range(3, 13)]
@@ -260,6 +300,83 @@ DEPARTMENTS = {
         ["S", "M", "L"],
     ),
 }
+# What a category's variants differ by where the department's sizes,
+# colours and materials do not fit it: (sizes, None for one size; colours,
+# None for none; materials, None for the department's).
+JEANS_SIZES = ["28", "30", "32", "34", "36"]
+DENIM = (JEANS_SIZES, ["Blue", "Black", "Grey"], ["Denim", "Stretch Denim"])
+FITS = {
+    "Clothing/Women/Jeans": DENIM,
+    "Clothing/Men/Jeans": DENIM,
+    "Clothing/Women/Coats": (CLOTHING_SIZES, None, ["Wool", "Cashmere", "Twill"]),
+    "Home/Kitchen/Cookware": (
+        ["16cm", "20cm", "24cm", "28cm"],
+        ["Black", "Red", "Cream", "Green", "Blue"],
+        ["Cast Iron", "Stainless Steel", "Enamelled Steel", "Copper"],
+    ),
+    "Home/Kitchen/Tableware": (
+        ["Set of 2", "Set of 4", "Set of 6"],
+        ["White", "Cream", "Blue", "Green", "Grey"],
+        ["Stoneware", "Porcelain", "Ceramic"],
+    ),
+    "Home/Bedding/Duvet Covers": (
+        ["Single", "Double", "King", "Super King"],
+        ["White", "Grey", "Navy", "Cream", "Pink"],
+        ["Cotton", "Linen", "Cotton Percale"],
+    ),
+    "Home/Bedding/Pillows": (
+        ["Standard", "King"],
+        ["White", "Grey", "Cream", "Navy"],
+        ["Cotton", "Linen", "Velvet"],
+    ),
+    "Home/Decor/Lamps": (
+        None,
+        ["Black", "White", "Cream", "Green", "Grey"],
+        ["Brass", "Ceramic", "Oak", "Glass"],
+    ),
+    "Home/Decor/Frames": (
+        ["10x15cm", "13x18cm", "A4", "A3"],
+        ["Black", "White", "Tan"],
+        ["Oak", "Walnut", "Brass"],
+    ),
+    "Sports/Cycling/Helmets": (
+        ["S", "M", "L"],
+        ["Black", "White", "Red", "Blue"],
+        ["Polycarbonate", "Carbon"],
+    ),
+    "Beauty/Skincare/Moisturisers": (["15ml", "30ml", "50ml", "100ml"], None, None),
+    "Beauty/Skincare/Serums": (["15ml", "30ml", "50ml"], None, None),
+    "Beauty/Fragrance/Women": (["30ml", "50ml", "100ml"], None, None),
+    "Beauty/Fragrance/Men": (["30ml", "50ml", "100ml"], None, None),
+    # Lipsticks come in shades, one size.
+    "Beauty/Makeup/Lips": (None, ["Red", "Pink", "Burgundy", "Cream", "Tan"], None),
+    "Accessories/Bags/Backpacks": (
+        None,
+        ["Black", "Navy", "Olive", "Tan", "Grey"],
+        ["Leather", "Canvas", "Nylon"],
+    ),
+    "Accessories/Bags/Totes": (
+        None,
+        ["Black", "Tan", "Cream", "Navy", "Burgundy"],
+        ["Leather", "Canvas"],
+    ),
+    "Accessories/Jewellery/Rings": (
+        ["J", "L", "N", "P", "R"],
+        None,
+        ["Silver", "Gold Plated", "Rose Gold Plated"],
+    ),
+    "Accessories/Jewellery/Necklaces": (
+        ["40cm", "45cm", "50cm"],
+        None,
+        ["Silver", "Gold Plated"],
+    ),
+    "Accessories/Watches/Analogue": (
+        ["36mm", "40mm", "42mm"],
+        ["Black", "Tan", "Navy", "Green"],
+        ["Steel", "Titanium"],
+    ),
+}
+
 ADJECTIVES = [
     "Evening", "Classic", "Everyday", "Weekend", "Essential", "Heritage",
     "Studio", "Coastal", "Urban", "Lightweight", "Signature", "Soft",
@@ -268,7 +385,7 @@ ADJECTIVES = [
 
 def _stores() -> list[dict]:
     stores, n = [], 0
-    for region, places in REGIONS.items():
+    for group, places in REGIONS.items():
         for city, zip_code, lat, lng in places:
             n += 1
             street = ["High Street", "Market Street", "King Street", "Church Street"]
@@ -276,12 +393,12 @@ def _stores() -> list[dict]:
                 {
                     "store_id": f"store{n:02d}",
                     "name": f"{city} {zip_code.split()[0]}",
-                    "group": f"sg-{region.lower()}",
-                    "region": region,
+                    "group": f"sg-{group.lower()}",
+                    "region": REGION_OF[city],
                     "address": {
                         "line1": f"{n * 7 % 200 + 1} {street[n % 4]}",
                         "city": city,
-                        "region": region,
+                        "region": REGION_OF[city],
                         "zip": zip_code,
                         "country": "GB",
                     },
@@ -297,20 +414,28 @@ def _money(rng: random.Random, low: float, high: float) -> Decimal:
     return Decimal(f"{int(pounds)}{ending}") if pounds >= 1 else Decimal("0.99")
 
 
-def _variant_attributes(rng: random.Random, department: str, sizes) -> list[dict]:
-    """3 to 30 combinations of size and colour, most items near the bottom."""
-    colours = rng.sample(COLOURS, rng.choice([1, 1, 2, 2, 3, 4]))
+def _variant_attributes(rng: random.Random, department: str, sizes, colours):
+    """3 to 30 variants: sizes and colours (from the category's own lists;
+    ``sizes`` or ``colours`` None when it has none), most items near the
+    bottom."""
+    if colours is None:  # sizes only: a run of at least three
+        length = min(len(sizes), rng.choice([3, 3, 4, 5]))
+        start = rng.randrange(len(sizes) - length + 1)
+        return [{"size": size} for size in sizes[start : start + length]]
+    if sizes is None:  # colours (shades) only
+        return [{"colour": c} for c in rng.sample(colours, min(len(colours), 3))]
+    picked = rng.sample(colours, min(len(colours), rng.choice([1, 1, 2, 2, 3, 4])))
     if rng.random() < 0.05:  # a few items in every size and colour
-        colours = rng.sample(COLOURS, 3)
+        picked = rng.sample(colours, min(len(colours), 3))
         run = sizes
     else:
         length = min(len(sizes), rng.choice([2, 3, 3, 4, 5, 6]))
         start = rng.randrange(len(sizes) - length + 1)
         run = sizes[start : start + length]
-    combos = [{"size": s, "colour": c} for c in colours for s in run]
+    combos = [{"size": s, "colour": c} for c in picked for s in run]
     while len(combos) < 3:
-        extra = rng.choice([c for c in COLOURS if c not in colours])
-        colours.append(extra)
+        extra = rng.choice([c for c in colours if c not in picked])
+        picked.append(extra)
         combos += [{"size": s, "colour": extra} for s in run]
     combos = combos[:30]
     if department == "Shoes":
@@ -320,42 +445,17 @@ def _variant_attributes(rng: random.Random, department: str, sizes) -> list[dict
     return combos
 
 
-def _item(rng: random.Random, n: int, store_ids, groups):
-    item_id = str(100000 + n)
-    department = rng.choice(list(DEPARTMENTS))
-    brands, materials, styles, categories, sizes = DEPARTMENTS[department]
-    category = rng.choice(list(categories))
-    nouns, low, high = categories[category]
-    brand, material, style = (
-        rng.choice(brands),
-        rng.choice(materials),
-        rng.choice(styles),
-    )
-    title = f"{rng.choice(ADJECTIVES)} {material} {rng.choice(nouns)}"
-    item = {
-        "_id": item_id,
-        "department": department,
-        "category": category,
-        "brand": brand,
-        "title": title,
-        "description": (
-            f"{title} by {brand}: {style.lower()} {category.split('/')[-1].lower()} "
-            f"in {material.lower()}, made to last."
-        ),
-        "style": style,
-        "thumbnail": None,
-        "rating": round(min(5.0, max(1.0, rng.gauss(4.1, 0.55))), 1),
-        "keywords": item_keywords(title=title, brand=brand, style=style),
-        "attributes": {"material": material},
-        "created_at": NOW - timedelta(days=rng.randrange(730), minutes=n),
-        "version": 0,
-    }
-    variants = [
-        {"_id": f"{item_id}{j:03d}", "item_id": item_id, "attributes": attrs}
-        for j, attrs in enumerate(_variant_attributes(rng, department, sizes), 1)
-    ]
+def _description(title, brand, style, category, material) -> str:
+    start = f"{title} by {brand}: {style.lower()} {category.split('/')[-1].lower()}"
+    if category.startswith("Beauty/"):
+        return f"{start} with {material.lower()}."
+    return f"{start} in {material.lower()}, made to last."
 
-    base = _money(rng, low, high)
+
+def _prices(rng: random.Random, base, variants, store_ids, groups) -> dict:
+    """The item's online price and, for some items, regional, per-size,
+    clearance and per-colourway prices (price document id -> amount)."""
+    item_id = variants[0]["item_id"]
     prices = {f"{item_id}_{ONLINE}": base}
     if rng.random() < 0.3:  # regional pricing for a group or two
         for group in rng.sample(groups, rng.choice([1, 2])):
@@ -371,6 +471,45 @@ def _item(rng: random.Random, n: int, store_ids, groups):
             )
     if rng.random() < 0.03:  # one colourway discounted in one group
         prices[f"{variants[0]['_id']}_{rng.choice(groups)}"] = base - Decimal("1.00")
+    return prices
+
+
+def _item(rng: random.Random, n: int, store_ids, groups):
+    item_id = str(100000 + n)
+    department = rng.choice(list(DEPARTMENTS))
+    brands, materials, styles, categories, sizes = DEPARTMENTS[department]
+    category = rng.choice(list(categories))
+    nouns, low, high = categories[category]
+    sizes, colours, fitting = FITS.get(category, (sizes, COLOURS, None))
+    brand, material = rng.choice(brands), rng.choice(fitting or materials)
+    style = rng.choice(styles)
+    title = f"{rng.choice(ADJECTIVES)} {material} {rng.choice(nouns)}"
+    item = {
+        "_id": item_id,
+        "department": department,
+        "category": category,
+        "brand": brand,
+        "title": title,
+        "description": _description(title, brand, style, category, material),
+        "style": style,
+        "thumbnail": None,
+        "rating": round(min(5.0, max(1.0, rng.gauss(4.1, 0.55))), 1),
+        "keywords": item_keywords(title=title, brand=brand, style=style),
+        # Beauty's "materials" are its key ingredients.
+        "attributes": {
+            "ingredient" if department == "Beauty" else "material": material
+        },
+        "created_at": NOW - timedelta(days=rng.randrange(730), minutes=n),
+        "version": 0,
+    }
+    variants = [
+        {"_id": f"{item_id}{j:03d}", "item_id": item_id, "attributes": attrs}
+        for j, attrs in enumerate(
+            _variant_attributes(rng, department, sizes, colours), 1
+        )
+    ]
+
+    prices = _prices(rng, _money(rng, low, high), variants, store_ids, groups)
     return item, variants, prices
 
 
@@ -398,6 +537,40 @@ def _stock(rng: random.Random, item, variants, stores) -> list[dict]:
 COLLECTIONS = (Item, Variant, Price, Summary, BrowseScope, StoreStock, Store)
 
 
+def _batch(rng, numbers, store_ids, groups, stores) -> dict[str, list]:
+    """The documents of the items ``numbers``: items, variants, prices,
+    browse summaries and store stock."""
+    batch: dict[str, list] = {
+        name: [] for name in ("items", "variants", "prices", "summaries", "stock")
+    }
+    for n in numbers:
+        item, variants, prices = _item(rng, n, store_ids, groups)
+        batch["items"].append(item)
+        batch["variants"] += variants
+        batch["prices"] += [
+            {"_id": pid, "amount": Decimal128(amount)} for pid, amount in prices.items()
+        ]
+        summary = summary_of(item=item, variants=variants, prices=prices)
+        if summary is not None:
+            batch["summaries"].append(summary)
+        batch["stock"] += _stock(rng, item, variants, stores)
+    return batch
+
+
+def _open_online(rng: random.Random, variants) -> int:
+    """Online stock for the web shop's carts: a few SKUs run low so shoppers
+    see "only 2 left"; SKUs that already have stock (a second load) keep
+    theirs, holds included. Returns how many SKUs were opened."""
+    return stock_open(
+        quantities={
+            v["_id"]: rng.choice([2, 3, 5])
+            if rng.random() < 0.1
+            else rng.randint(10, 60)
+            for v in variants
+        }
+    )
+
+
 def load(*, items: int, seed: int, out) -> None:
     """Replace the catalogue with ``items`` generated items (and the stores)."""
     started = time.monotonic()
@@ -417,20 +590,8 @@ def load(*, items: int, seed: int, out) -> None:
     tally = scopes.Tally()
     with Progress("catalog items", items, stream=out) as progress:
         for first in range(0, items, BATCH):
-            batch = {name: [] for name in ("items", "variants", "prices", "summaries")}
-            batch["stock"] = []
-            for n in range(first, min(first + BATCH, items)):
-                item, variants, prices = _item(rng, n, store_ids, groups)
-                batch["items"].append(item)
-                batch["variants"] += variants
-                batch["prices"] += [
-                    {"_id": pid, "amount": Decimal128(amount)}
-                    for pid, amount in prices.items()
-                ]
-                summary = summary_of(item=item, variants=variants, prices=prices)
-                if summary is not None:
-                    batch["summaries"].append(summary)
-                batch["stock"] += _stock(rng, item, variants, stores)
+            numbers = range(first, min(first + BATCH, items))
+            batch = _batch(rng, numbers, store_ids, groups, stores)
             for name, document in [
                 ("items", Item),
                 ("variants", Variant),
@@ -440,21 +601,10 @@ def load(*, items: int, seed: int, out) -> None:
             ]:
                 if batch[name]:
                     document.coll().insert_many(batch[name], ordered=False)
-            # Online stock for the web shop's carts: a few SKUs run low so
-            # shoppers see "only 2 left"; SKUs that already have stock (a
-            # second load) keep theirs, reservations included.
-            totals["online"] += stock_open(
-                quantities={
-                    v["_id"]: online_rng.choice([2, 3, 5])
-                    if online_rng.random() < 0.1
-                    else online_rng.randint(10, 60)
-                    for v in batch["variants"]
-                }
-            )
+            totals["online"] += _open_online(online_rng, batch["variants"])
             tally.add(batch["summaries"])
-            totals["variants"] += len(batch["variants"])
-            totals["prices"] += len(batch["prices"])
-            totals["stock"] += len(batch["stock"])
+            for name in ("variants", "prices", "stock"):
+                totals[name] += len(batch[name])
             progress.advance(len(batch["items"]))
     scopes_write(tally)
     out.write(

@@ -185,6 +185,11 @@ MONGO_EMBEDDED_CACHE = os.environ.get("MARQUEE_DB_CACHE", "1G")
 # --- Reservations --------------------------------------------------------
 # How long a cart holds stock and seats after its last change.
 CART_HOLD_MINUTES = int(os.environ.get("MARQUEE_HOLD_MINUTES", "30"))
+# A checkout's lease on its pending cart (renewed before the charge if a third
+# of it has gone): once it has lapsed a resubmit (or the reconciler, every
+# minute) takes the checkout over.
+# Longer than a payment provider's call may take.
+SHOP_CHECKOUT_LEASE_SECONDS = int(os.environ.get("MARQUEE_CHECKOUT_LEASE", "45"))
 # How long an ended cart (expired, canceled, complete) is kept before the
 # purge_carts job deletes it; its order keeps everything the order needs.
 CART_RETENTION_DAYS = float(os.environ.get("MARQUEE_CART_RETENTION_DAYS", "7"))

@@ -17,7 +17,7 @@ The states and their moves, each one conditional update on ``state``::
 """
 
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from config.errors import DomainError
 from shop.errors import (
@@ -88,6 +88,33 @@ def live_filter(owner: str) -> dict:
     """The filter finding the owner's one cart that is not over (the unique
     ``live_owner`` index allows one); ``is_live`` says if it still holds."""
     return {"live_owner": owner}
+
+
+def lease_open(cart, now: datetime, lease: timedelta) -> bool:
+    """A checkout is running on this pending cart: its lease (``lease_until``,
+    renewed while the checkout runs) has not lapsed. A cart pending from
+    before leases existed counts from ``checkout_at``."""
+    if _field(cart, "state") != PENDING:
+        return False
+    until = _field(cart, "lease_until")
+    if until is None:
+        until = _field(cart, "checkout_at") + lease
+    return until > now
+
+
+def lapsed_filters(now: datetime, lease: timedelta) -> list[dict]:
+    """Pending carts whose checkout lease lapsed (``not lease_open``), as
+    filters to try in turn: the guard of a takeover, by a resubmit or the
+    reconciler. Two filters, not one top-level ``$or`` (config/compat.py);
+    the second finds carts pending from before leases existed."""
+    return [
+        {"state": PENDING, "lease_until": {"$lte": now}},
+        {
+            "state": PENDING,
+            "lease_until": {"$exists": False},
+            "checkout_at": {"$lte": now - lease},
+        },
+    ]
 
 
 def open_filter(now: datetime) -> dict:

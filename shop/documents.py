@@ -100,6 +100,10 @@ class Cart(Document):
     expires_at = me.DateTimeField(required=True)
     extensions = me.IntField(default=0, min_value=0)
     checkout_at = me.DateTimeField()
+    # The running checkout's lease (renewed at each step) and which checkout
+    # of this cart it is: the charge's reference and the fence of its writes.
+    lease_until = me.DateTimeField()
+    checkout_attempt = me.IntField(default=0, min_value=0)
     ended_at = me.DateTimeField()
 
     meta = {
@@ -196,7 +200,8 @@ class Order(Document):
     token = me.StringField(required=True)
     state = me.StringField(required=True, choices=ORDER_STATES)
     email = me.EmailField(required=True)
-    shipping = me.EmbeddedDocumentField(ShippingAddress, required=True)
+    # None when nothing is delivered (tickets only).
+    shipping = me.EmbeddedDocumentField(ShippingAddress)
     lines = me.EmbeddedDocumentListField(OrderLine)
     # The lines' codes (tickets), absent when there are none: an empty list
     # would collide in the unique index like a missing value.

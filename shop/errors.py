@@ -86,9 +86,29 @@ class PaymentFailed(DomainError):
     status = 402
 
 
+class AddressNeeded(DomainError):
+    """Goods to deliver but no delivery address (the cart gained goods since
+    the page that asked for none)."""
+
+    message = "Your cart has items to deliver: please give a delivery address."
+    status = 400
+
+
 class CheckoutInProgress(DomainError):
+    """Another run of this checkout holds its lease (``seconds`` left)."""
+
     message = "Your payment is already being processed; please wait a moment."
     status = 409
+
+    def __init__(self, seconds: int | None = None):
+        self.seconds = seconds
+        super().__init__(
+            None
+            if seconds is None
+            else "Your payment is already being processed. If this page does "
+            f"not move on, submit again in {seconds} seconds: nothing will be "
+            "charged twice."
+        )
 
 
 class OrderNotFound(DomainError):
@@ -196,6 +216,22 @@ def seats_released(freed) -> str:
 
 def best_seats_found(held) -> str:
     return f"We found {_join(held.labels)} for you."
+
+
+def hold_extended(cart) -> str:
+    """After "Hold them longer": until when, and how many more are left."""
+    from django.utils import timezone
+
+    from shop.limits import MAX_EXTENSIONS
+
+    left = max(0, MAX_EXTENSIONS - cart.extensions)
+    until = timezone.localtime(cart.expires_at).strftime("%H:%M")
+    more = (
+        f"{left} more extension{'s' if left != 1 else ''} left"
+        if left
+        else "that was the last extension"
+    )
+    return f"Your cart is now held until {until}: {more}."
 
 
 def order_paid(order) -> str:

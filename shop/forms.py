@@ -97,19 +97,50 @@ def _luhn_ok(digits: str) -> bool:
     return total % 10 == 0
 
 
+def _auto(token: str) -> forms.TextInput:
+    """A text input the browser may fill in (``autocomplete`` token)."""
+    return forms.TextInput(attrs={"autocomplete": token})
+
+
+ADDRESS_FIELDS = ("name", "line1", "line2", "city", "postcode", "country")
+CARD_FIELDS = ("card_number", "card_expiry", "card_cvc")
+
+
 class CheckoutForm(forms.Form):
+    """Contact, delivery address (only when the cart has goods to deliver:
+    ``needs_address``) and card."""
+
     cart = forms.CharField(
         widget=forms.HiddenInput,
         max_length=32,
         validators=[RegexValidator(CART_ID_PATTERN, "That cart is not yours.")],
     )
-    email = forms.EmailField(max_length=254)
-    name = forms.CharField(label="Full name", max_length=100)
-    line1 = forms.CharField(label="Address", max_length=120)
-    line2 = forms.CharField(label="Address line 2", max_length=120, required=False)
-    city = forms.CharField(label="Town or city", max_length=80)
-    postcode = forms.CharField(label="Postcode", max_length=16)
-    country = forms.ChoiceField(choices=COUNTRIES, initial="GB")
+    email = forms.EmailField(
+        max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email"})
+    )
+    name = forms.CharField(
+        label="Full name", max_length=100, widget=_auto("shipping name")
+    )
+    line1 = forms.CharField(
+        label="Address", max_length=120, widget=_auto("shipping address-line1")
+    )
+    line2 = forms.CharField(
+        label="Address line 2",
+        max_length=120,
+        required=False,
+        widget=_auto("shipping address-line2"),
+    )
+    city = forms.CharField(
+        label="Town or city", max_length=80, widget=_auto("shipping address-level2")
+    )
+    postcode = forms.CharField(
+        label="Postcode", max_length=16, widget=_auto("shipping postal-code")
+    )
+    country = forms.ChoiceField(
+        choices=COUNTRIES,
+        initial="GB",
+        widget=forms.Select(attrs={"autocomplete": "shipping country"}),
+    )
     card_number = forms.CharField(
         label="Card number",
         max_length=23,
@@ -127,6 +158,30 @@ class CheckoutForm(forms.Form):
         max_length=4,
         widget=CardInput(attrs={"autocomplete": "cc-csc", "inputmode": "numeric"}),
     )
+
+    def __init__(self, *args, needs_address: bool | None = True, **kwargs):
+        """``needs_address``: True (goods to deliver), False (tickets only:
+        no address fields), None (a post: the address as given, whole or
+        not at all; the checkout refuses goods without one)."""
+        super().__init__(*args, **kwargs)
+        self.needs_address = needs_address
+        if needs_address is False:
+            for name in ADDRESS_FIELDS:
+                del self.fields[name]
+        elif needs_address is None:
+            for name in ADDRESS_FIELDS:
+                self.fields[name].required = False
+
+    def clean(self):
+        data = super().clean()
+        if self.needs_address is None and self._address_given(data):
+            for name in ADDRESS_FIELDS:
+                if name != "line2" and not data.get(name):
+                    self.add_error(name, "This field is required.")
+        return data
+
+    def _address_given(self, data) -> bool:
+        return any(data.get(name) for name in ADDRESS_FIELDS if name != "country")
 
     def clean_card_number(self) -> str:
         digits = "".join(self.cleaned_data["card_number"].split()).replace("-", "")
@@ -162,9 +217,8 @@ class CheckoutForm(forms.Form):
             cvc=self.cleaned_data["card_cvc"],
         )
 
-    def shipping(self) -> dict:
-        data = self.cleaned_data
-        return {
-            key: data[key]
-            for key in ("name", "line1", "line2", "city", "postcode", "country")
-        }
+    def shipping(self) -> dict | None:
+        """The delivery address, or None when none was asked or given."""
+        if self.needs_address is False or not self._address_given(self.cleaned_data):
+            return None
+        return {key: self.cleaned_data[key] for key in ADDRESS_FIELDS}

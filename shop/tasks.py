@@ -1,6 +1,7 @@
 """django-q2 task functions of the shop app: thin, safe to run twice."""
 
 from config.schedules import Job
+from shop.services.checkout import checkouts_recover
 from shop.services.cleanup import carts_purge
 from shop.services.expiry import carts_expire
 from shop.services.reconcile import reservations_reconcile
@@ -8,6 +9,9 @@ from shop.services.reconcile import reservations_reconcile
 SCHEDULES: list[Job] = [
     Job("expire_carts", "shop.tasks.expire_carts", 1),
     Job("reconcile_reservations", "shop.tasks.reconcile_reservations", 5),
+    # A checkout's lease is under a minute: one cut off is resolved within
+    # about two (the reconciler also does this, every five).
+    Job("recover_checkouts", "shop.tasks.recover_checkouts", 1),
     Job("purge_carts", "shop.tasks.purge_carts", 60),
 ]
 
@@ -20,6 +24,11 @@ def expire_carts() -> int:
 def reconcile_reservations() -> dict:
     """Holds no live cart lists -> released; live carts' holds confirmed."""
     return reservations_reconcile().as_dict()
+
+
+def recover_checkouts() -> int:
+    """Checkouts whose lease lapsed -> finished (charged) or reopened."""
+    return checkouts_recover()
 
 
 def purge_carts() -> int:

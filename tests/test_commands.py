@@ -116,6 +116,40 @@ def test_serve_runs_the_whole_stack_and_stops_leaving_no_process(tmp_path):
     assert "Marquee stopped" in serve.stdout.read()
 
 
+def test_one_sigterm_to_the_group_stops_once_cleanly_with_the_socket_in_var(
+    tmp_path,
+):
+    """``make run`` stopped with one SIGTERM to its process group: serve gets
+    it from the group and again from make; it stops once, without a
+    traceback. gunicorn's control socket is in var/run, not the user's."""
+    port = free_port()
+    env = command_env(tmp_path)
+    serve = subprocess.Popen(
+        [sys.executable, MANAGE, "serve", "--no-demo", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        _wait_until_serving(f"http://127.0.0.1:{port}/healthz", serve, within=120)
+        assert (tmp_path / "run" / f"gunicorn-{port}.ctl").is_socket()
+
+        os.killpg(serve.pid, signal.SIGTERM)
+        serve.send_signal(signal.SIGTERM)  # what make passes on
+        assert serve.wait(timeout=60) == 0
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+    output = serve.stdout.read()
+    assert "Traceback" not in output, output
+    assert output.count("stopping Marquee") == 1
+    assert "Marquee stopped" in output
+    assert processes_tagged(env["MARQUEE_PROCESS_TAG"]) == []
+    assert not (tmp_path / "run" / f"gunicorn-{port}.ctl").exists()
+
+
 def test_serve_restarts_a_dead_database_and_pages_recover(tmp_path):
     """kill -9 the embedded server under ``serve``: pages say "back in a
     moment" within a second while it is down, serve restarts it on the same

@@ -195,7 +195,7 @@ LEVEL = Level(
         "change_quantity": 6,
         "view_seats": 2,
         "hold_seats": 9,
-        "checkout": 44,
+        "checkout": 46,
     },
     workloads={
         "cart": _CART,

@@ -6,6 +6,7 @@ from decimal import Decimal
 from catalog.documents import Item, Variant
 from catalog.errors import UnknownItem, UnknownSku
 from catalog.selectors.pricing import price_for
+from catalog.selectors.stock import stock_free
 from catalog.selectors.stores import (
     Location,
     NearbyStore,
@@ -15,16 +16,35 @@ from catalog.selectors.stores import (
     stores_near_with_stock,
 )
 
+# At or under this many free units a variant says how many are left.
+LOW_STOCK = 5
+
 
 @dataclass(frozen=True)
 class VariantOption:
     sku: str
     attributes: dict
     selected: bool
+    # Units free to reserve online: the very figure the add's guard takes
+    # from (catalog.selectors.stock.stock_free); 0 without online stock.
+    free: int = 0
 
     @property
     def label(self) -> str:
         return " / ".join(str(v) for v in self.attributes.values())
+
+    @property
+    def sold_out(self) -> bool:
+        return self.free <= 0
+
+    @property
+    def availability(self) -> str:
+        """ "Sold out", "Only 2 left" or "In stock"."""
+        if self.sold_out:
+            return "Sold out"
+        if self.free <= LOW_STOCK:
+            return f"Only {self.free} left"
+        return "In stock"
 
 
 @dataclass(frozen=True)
@@ -78,11 +98,13 @@ def _variant_options(
     if sku is not None and sku not in {d["_id"] for d in docs}:
         raise UnknownSku()
     chosen_sku = sku or (docs[0]["_id"] if docs else None)
+    free = stock_free(skus=[d["_id"] for d in docs])
     variants = [
         VariantOption(
             sku=d["_id"],
             attributes=d.get("attributes") or {},
             selected=d["_id"] == chosen_sku,
+            free=max(0, free.get(d["_id"], 0)),
         )
         for d in docs
     ]

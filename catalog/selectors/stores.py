@@ -5,8 +5,11 @@ from dataclasses import dataclass
 
 from catalog.documents import Store, StoreStock, Variant
 from catalog.errors import UnknownSku, UnknownStore
+from catalog.places import place_lookup
 
 NEAREST = 10
+# A store this close counts as "near"; a farther one is listed with how far.
+NEAR_KM = 40
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,19 @@ class NearbyStore:
     distance_km: float
     quantity: int
 
+    @property
+    def near(self) -> bool:
+        return self.distance_km <= NEAR_KM
+
+    @property
+    def distance(self) -> str:
+        """ "800 m", "12.3 km", "345 km": what the shopper reads."""
+        if self.distance_km < 1:
+            return f"{round(self.distance_km * 1000, -1):.0f} m"
+        if self.distance_km < 100:
+            return f"{self.distance_km:.1f} km"
+        return f"{self.distance_km:.0f} km"
+
 
 def _row(doc: dict) -> StoreRow:
     address = doc.get("address") or {}
@@ -68,11 +84,21 @@ def store_get(*, store_id: str) -> StoreRow:
 
 
 def location_lookup(*, text: str) -> Location | None:
-    """Where a typed zip (or its outward part, "LS1") or city is, or None.
+    """Where a typed postcode, postcode district ("LS1") or town is, or None.
 
-    Looked up among the stores' addresses: a shopper near a store types
-    what is on its address. Every pattern is built from escaped text.
+    First among the stores' addresses (a shopper near a store types what is
+    on its address), then any UK postcode district or town, offline
+    (``catalog.places``). Every pattern is built from escaped text.
     """
+    found = _store_place(text)
+    if found is None:
+        place = place_lookup(text)
+        if place is not None:
+            found = Location(lng=place.lng, lat=place.lat, label=place.label)
+    return found
+
+
+def _store_place(text: str) -> Location | None:
     text = " ".join(text.split())
     if not text:
         return None

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 
+from django.conf import settings
 from django.utils import timezone
 
 from catalog.selectors.pricing import Sellable, sellable
@@ -92,6 +93,11 @@ class CartView:
     @property
     def cart_id(self) -> str:
         return self.cart.cart_id
+
+    @property
+    def hold_minutes(self) -> int:
+        """What one "Hold them longer" adds to the hold."""
+        return settings.CART_HOLD_MINUTES
 
     @property
     def pending(self) -> bool:

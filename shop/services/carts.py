@@ -13,11 +13,13 @@ from pymongo import ReturnDocument
 from catalog.errors import AlreadyReserved, InvalidQuantity, OutOfStock
 from catalog.selectors.pricing import sellable
 from catalog.services.stock import stock_adjust, stock_reserve, stock_transfer
+from config import compat
 from config.errors import DomainError
 from shop import faults
 from shop.cart_state import ACTIVE, CANCELED, live_filter, open_filter, refusal
 from shop.documents import Cart
 from shop.errors import (
+    CartChanged,
     CartNotFound,
     CartPending,
     ExtensionsUsed,
@@ -28,7 +30,7 @@ from shop.kinds import KINDS, PRODUCTS, TICKETS, lines_of
 from shop.kinds.products import give_back_units
 from shop.limits import MAX_EXTENSIONS, MAX_LINE_QUANTITY
 from shop.services import caps, owners
-from shop.services.common import carts, load_cart, utcnow
+from shop.services.common import carts, hold_time, load_cart, utcnow
 from shop.services.expiry import carts_expire_holding
 from shop.services.lines import (
     live_cart,
@@ -296,29 +298,43 @@ def cart_clear(*, owner: str, now: datetime | None = None) -> Cart | None:
 
 
 def cart_extend_hold(*, owner: str, now: datetime | None = None) -> Cart:
-    """Restart the hold from now without changing the cart, at most
-    MAX_EXTENSIONS times (guarded in the update's filter).
+    """Add one hold time to the cart's current expiry, at most MAX_EXTENSIONS
+    times. From the expiry, not from now: pressing it right after a change
+    (which restarted the hold) still gives a whole hold more. The guard
+    carries the count and the expiry as read (another change in between
+    moves the expiry: read again).
 
-    Raises CartNotFound, CartPending, CartExpired, ExtensionsUsed.
+    Raises CartNotFound, CartPending, CartExpired, ExtensionsUsed, CartChanged.
     """
     now = utcnow(now)
     if not isinstance(owner, str) or not owner:
         raise CartNotFound("You have no cart to extend.")
-    raw = carts().find_one_and_update(
-        {
-            **live_filter(owner),
-            **open_filter(now),
-            "extensions": {"$lt": MAX_EXTENSIONS},
-        },
-        {"$set": touch(now), "$inc": {"extensions": 1}},
-        return_document=ReturnDocument.AFTER,
-    )
-    if raw is not None:
-        return load_cart(raw)
-    raw = carts().find_one(live_filter(owner))
-    if raw is None:
-        raise missing_cart(owner, now, CartNotFound("You have no cart to extend."))
-    raise refusal(raw, now, active=ExtensionsUsed())
+    for _ in range(3):
+        raw = carts().find_one(live_filter(owner))
+        if raw is None:
+            raise missing_cart(owner, now, CartNotFound("You have no cart to extend."))
+        until = raw["expires_at"]
+        # An update, then a read by _id (config/compat.py).
+        extended = compat.update_then_read(
+            carts(),
+            {
+                "_id": raw["_id"],
+                **live_filter(owner),
+                "extensions": {"$lt": MAX_EXTENSIONS},
+                # Both on expires_at: the cart within its hold, unchanged.
+                "$and": [open_filter(now), {"expires_at": until}],
+            },
+            {
+                "$set": {"modified_at": now, "expires_at": until + hold_time()},
+                "$inc": {"extensions": 1},
+            },
+        )
+        if extended is not None:
+            return load_cart(extended)
+        latest = carts().find_one({"_id": raw["_id"]})
+        if latest is None or latest.get("expires_at") == until:
+            raise refusal(latest, now, active=ExtensionsUsed())
+    raise CartChanged()
 
 
 def cart_merge(
@@ -361,20 +377,23 @@ def cart_merge(
                 line=line,
                 now=now,
             )
-    emptied = {f"{kind.field}.0": {"$exists": False} for kind in KINDS}
-    if (
-        carts()
-        .update_one(
-            {"_id": source.cart_id, "state": ACTIVE, **emptied},
-            {
-                "$set": {"state": CANCELED, "ended_at": now, "modified_at": now},
-                "$unset": {"live_owner": ""},
-            },
-        )
-        .modified_count
-    ):
-        owners.release(owner=from_owner, cart_id=source.cart_id)
+    _cancel_if_emptied(source.cart_id, from_owner, now)
     return reload(target.cart_id)
+
+
+def _cancel_if_emptied(cart_id: str, owner: str, now: datetime) -> None:
+    """The anonymous cart, once every line left it, is canceled (guarded on
+    being active and empty) and its owner's claim released."""
+    emptied = {f"{kind.field}.0": {"$exists": False} for kind in KINDS}
+    canceled = carts().update_one(
+        {"_id": cart_id, "state": ACTIVE, **emptied},
+        {
+            "$set": {"state": CANCELED, "ended_at": now, "modified_at": now},
+            "$unset": {"live_owner": ""},
+        },
+    )
+    if canceled.modified_count:
+        owners.release(owner=owner, cart_id=cart_id)
 
 
 def _hand_over(cart_id: str, from_owner: str, to_owner: str, now: datetime) -> bool:

@@ -1,15 +1,26 @@
 """Checkout: lock the cart, re-price, create the order, charge, commit.
 
-The steps and what each leaves behind if the process dies right after it
-(``checkout_recover``, run by the reconciler, finishes or undoes each):
+A checkout holds its pending cart with a short **lease** (``lease_until``,
+SHOP_CHECKOUT_LEASE_SECONDS; renewed before the charge once a third of it
+has gone) and a number, ``checkout_attempt``: the fence of its cart writes
+and its charge's reference (``<order number>-<attempt>``). Once the lease
+has lapsed, the shopper's resubmit takes the checkout over (same attempt,
+so the same reference: the provider charges a reference once, whoever
+asks) and finishes it; the reconciler, every minute, finishes or undoes it
+(``checkout_recover``). Within the lease a resubmit finishes a checkout the
+provider says was paid, else waits (CheckoutInProgress).
 
-1. cart ``active -> pending`` (findAndModify; refuses an expired, empty or
-   someone else's cart). Left pending: reopened.
+The steps and what each leaves behind if the process dies right after it:
+
+1. cart ``active -> pending`` (one update per kind of line; refuses an
+   expired, empty or someone else's cart), with a new attempt and a
+   lease. Left pending: a resubmit after the lease finishes it; the
+   reconciler reopens it.
 2. every line re-priced from the catalog; a change is written to the cart,
    which goes back to active, and the shopper is shown it before paying.
 3. the order (unique on cart id: a repeat finds it), ``pending_payment``,
-   with a new attempt number. Left so: the provider is asked whether the
-   charge went through.
+   with the attempt number. Left so: the provider is asked whether the
+   charge went through (a resubmit charges the same reference).
 4. the charge through the payment provider, once per attempt reference.
    Declined: the cart goes back to active with its holds intact.
 5. the order ``paid``, with the attempt that paid; 6. every line's hold
@@ -19,19 +30,30 @@ The steps and what each leaves behind if the process dies right after it
 
 import logging
 import secrets
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 
 from bson.decimal128 import Decimal128
+from django.utils import timezone
 from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
 from config import compat
 from config.errors import DomainError
 from shop import events, faults
-from shop.cart_state import ACTIVE, COMPLETE, PENDING, is_stale, open_filter, refusal
+from shop.cart_state import (
+    ACTIVE,
+    COMPLETE,
+    PENDING,
+    is_stale,
+    lapsed_filters,
+    open_filter,
+    refusal,
+)
 from shop.documents import PAID, PENDING_PAYMENT, Order, Sequence
 from shop.errors import (
+    AddressNeeded,
     CartEmpty,
     CartInactive,
     CartNotFound,
@@ -44,7 +66,14 @@ from shop.kinds import KINDS, lines_of
 from shop.kinds.base import money
 from shop.payments import Card, Charge, PaymentDeclined, PaymentError, provider
 from shop.services import owners
-from shop.services.common import carts, hold_time, load_cart, orders, utcnow
+from shop.services.common import (
+    carts,
+    hold_time,
+    lease_time,
+    load_cart,
+    orders,
+    utcnow,
+)
 from shop.services.expiry import cart_expire
 
 log = logging.getLogger("marquee.shop.checkout")
@@ -52,9 +81,6 @@ log = logging.getLogger("marquee.shop.checkout")
 CURRENCY = "GBP"
 # Order numbers start here so that they all have the same width for a while.
 _FIRST_NUMBER = 100001
-# A checkout pending longer than this stopped half-way (a real charge takes
-# seconds); the reconciler then finishes or undoes it.
-CHECKOUT_GRACE = timedelta(minutes=10)
 
 
 _money = money
@@ -92,8 +118,43 @@ def _paid_order(owner: str, cart_id: str, now: datetime) -> Order | None:
     return Order.objects(pk=order.pk).first()
 
 
-def _begin(owner: str, cart_id: str, now: datetime):
-    """Step 1: lock the cart (active, within its hold, with a line -> pending).
+@dataclass(frozen=True)
+class _Run:
+    """This run of a checkout: the pending cart, its attempt number, and the
+    clock its lease renews from (a test's fixed ``now``, else the clock)."""
+
+    cart: object
+    attempt: int
+    taken_over: bool
+    fixed_now: datetime | None
+
+    @property
+    def cart_id(self) -> str:
+        return self.cart.cart_id
+
+    def fence(self) -> dict:
+        """The guard of this run's cart writes: still its checkout."""
+        return {"_id": self.cart_id, "state": PENDING, **_attempt_is(self.attempt)}
+
+    def renew(self, locked_at: datetime) -> None:
+        """Push the lease on if a third of it has gone since ``locked_at``:
+        this run is alive (a no-op once taken over). A checkout that got
+        here quickly, as nearly all do, spends no command on it."""
+        now = self.fixed_now or timezone.now()
+        if now - locked_at < lease_time() / 3:
+            return
+        carts().update_one(self.fence(), {"$set": {"lease_until": now + lease_time()}})
+
+
+def _attempt_is(attempt: int) -> dict:
+    # A cart pending from before attempts were numbered has none.
+    return {"checkout_attempt": attempt if attempt else {"$in": [0, None]}}
+
+
+def _begin(owner: str, cart_id: str, now: datetime, fixed: datetime | None) -> _Run:
+    """Step 1: lock the cart (active, within its hold, with a line -> pending)
+    with a new attempt and a lease; or take over a checkout whose lease
+    lapsed.
 
     One guarded update per kind of line ("has a line of this kind"), never a
     top-level ``$or`` and never a findAndModify: on the Rust server both cost
@@ -101,39 +162,75 @@ def _begin(owner: str, cart_id: str, now: datetime):
     checkout changes the cart, so reading it after the lock reads what was
     locked.
     """
+    lease = now + lease_time()
     lock = {"_id": cart_id, "owner": owner, **open_filter(now)}
     for kind in KINDS:
         locked = carts().update_one(
             {**lock, f"{kind.field}.0": {"$exists": True}},
-            {"$set": {"state": PENDING, "checkout_at": now, "modified_at": now}},
+            {
+                "$set": {
+                    "state": PENDING,
+                    "checkout_at": now,
+                    "modified_at": now,
+                    "lease_until": lease,
+                },
+                "$inc": {"checkout_attempt": 1},
+            },
         )
         if locked.modified_count:
-            return load_cart(carts().find_one({"_id": cart_id}))
+            raw = carts().find_one({"_id": cart_id})
+            return _Run(load_cart(raw), raw.get("checkout_attempt") or 0, False, fixed)
+    raw = _take_over(cart_id, now, owner=owner)
+    if raw is not None:
+        return _Run(load_cart(raw), raw.get("checkout_attempt") or 0, True, fixed)
+    raise _not_begun(owner, cart_id, now)
+
+
+def _take_over(cart_id: str, now: datetime, **guard) -> dict | None:
+    """The pending cart with a new lease, if its checkout's lease lapsed."""
+    for lapsed in lapsed_filters(now, lease_time()):
+        raw = compat.update_then_read(
+            carts(),
+            {"_id": cart_id, **guard, **lapsed},
+            {"$set": {"lease_until": now + lease_time()}},
+        )
+        if raw is not None:
+            return raw
+    return None
+
+
+def _not_begun(owner: str, cart_id: str, now: datetime) -> DomainError:
     raw = carts().find_one({"_id": cart_id, "owner": owner})
     if raw is not None and raw["state"] == ACTIVE and is_stale(raw, now):
         cart_expire(cart_id=cart_id, now=now)  # met past its hold: end it now
     # Missing: unknown, or someone else's (the same answer). Still active
     # within its hold: the only failed condition left is having a line.
-    raise refusal(
+    busy = None
+    if raw is not None and raw["state"] == PENDING and raw.get("lease_until"):
+        busy = max(1, int((raw["lease_until"] - now).total_seconds()) + 1)
+    return refusal(
         raw,
         now,
-        pending=CheckoutInProgress(),
+        pending=CheckoutInProgress(busy),
         active=CartEmpty(),
         closed=CartInactive("This cart has already been checked out or closed."),
     )
 
 
-def _reopen(cart_id: str, now: datetime) -> None:
-    """``pending -> active``, holds intact; the hold restarts from now."""
+def _reopen(cart_id: str, now: datetime, attempt: int | None = None) -> None:
+    """``pending -> active``, holds intact; the hold restarts from now.
+    ``attempt``: only if the cart is still in that checkout (a run that
+    was taken over reopens nothing)."""
+    fence = {} if attempt is None else _attempt_is(attempt)
     carts().update_one(
-        {"_id": cart_id, "state": PENDING},
+        {"_id": cart_id, "state": PENDING, **fence},
         {
             "$set": {
                 "state": ACTIVE,
                 "modified_at": now,
                 "expires_at": now + hold_time(),
             },
-            "$unset": {"checkout_at": ""},
+            "$unset": {"checkout_at": "", "lease_until": ""},
         },
     )
 
@@ -173,7 +270,7 @@ def _order_lines(cart) -> tuple[list[dict], Decimal]:
     return lines, _money(subtotal)
 
 
-def _order_details(cart, *, email: str, shipping: dict) -> tuple[dict, dict]:
+def _order_details(cart, *, email: str, shipping: dict | None) -> tuple[dict, dict]:
     """The order's fields from the cart as it is now: ($set, $unset)."""
     lines, subtotal = _order_lines(cart)
     details = {
@@ -192,25 +289,24 @@ def _order_details(cart, *, email: str, shipping: dict) -> tuple[dict, dict]:
     return details, {"codes": ""}
 
 
-def _order_for(cart, *, email: str, shipping: dict, now: datetime) -> Order:
-    """Step 3: this cart's order, created or (after a decline) brought up to
-    date with the cart as it is now, with a new payment attempt counted in
-    the same write (``payment_attempts``: a fresh charge reference per
-    attempt, so a decline is not replayed). Unique on cart id (and ticket
+def _order_for(run: _Run, *, email: str, shipping: dict | None, now) -> Order:
+    """Step 3: this cart's order, created or brought up to date with the
+    cart, with the run's attempt (``payment_attempts``: the charge's
+    reference; never back to an older one). Unique on cart id (and ticket
     codes: a code drawn twice, however unlikely, is drawn again)."""
+    cart = run.cart
     for _ in range(3):
         details, unset = _order_details(cart, email=email, shipping=shipping)
-        update = {
-            "$set": details,
-            "$inc": {"payment_attempts": 1},
-            **({"$unset": unset} if unset else {}),
-        }
+        update = {"$set": {**details, "payment_attempts": run.attempt}}
+        if unset:
+            update["$unset"] = unset
         try:
             # An update, then a read (config/compat.py): the cart is pending,
             # so no other checkout of it changes the order in between.
             raw = None
             pending = {"cart_id": cart.cart_id, "state": PENDING_PAYMENT}
-            if orders().update_one(pending, update).matched_count:
+            newer = {"payment_attempts": {"$lte": run.attempt}}
+            if orders().update_one(pending | newer, update).matched_count:
                 raw = orders().find_one({"cart_id": cart.cart_id})
         except DuplicateKeyError:
             continue
@@ -223,7 +319,7 @@ def _order_for(cart, *, email: str, shipping: dict, now: datetime) -> Order:
                 "owner": cart.owner,
                 "token": secrets.token_urlsafe(24),
                 "state": PENDING_PAYMENT,
-                "payment_attempts": 1,
+                "payment_attempts": run.attempt,
                 "attempts": [],
                 "created_at": now,
                 **details,
@@ -324,7 +420,7 @@ def _fulfil(
         {"_id": cart_id, "state": {"$in": [PENDING, ACTIVE]}},
         {
             "$set": {"state": COMPLETE, "ended_at": now, "modified_at": now},
-            "$unset": {"live_owner": ""},
+            "$unset": {"live_owner": "", "lease_until": ""},
         },
     )
     faults.point("release.after_cart")
@@ -339,54 +435,98 @@ def cart_checkout(
     owner: str,
     cart_id: str,
     email: str,
-    shipping: dict,
+    shipping: dict | None,
     card: Card,
     now: datetime | None = None,
 ) -> Order:
     """Pay for the owner's cart and turn it into a paid order.
 
     Invariants: the shopper pays today's catalog prices and has seen them;
-    one order per cart (a repeated submit returns the same paid order); units
-    are sold only once the order is paid; a declined payment leaves the cart
-    active with every hold intact.
+    one order per cart (a repeated submit returns the same paid order); at
+    most one charge per checkout attempt, however many runs (a resubmit after
+    the lease lapsed takes over the same attempt); units are sold only once
+    the order is paid; a declined payment leaves the cart active with every
+    hold intact; goods are delivered somewhere (``shipping`` None: tickets
+    only).
 
-    Raises CartNotFound (unknown or someone else's cart), CartEmpty,
+    Raises CartNotFound (unknown or someone else's cart), CartEmpty, AddressNeeded,
     CartExpired, CartInactive, CheckoutInProgress, PricesChanged,
     LineUnavailable, OutOfStock, PaymentFailed.
     """
-    now = utcnow(now)
+    fixed, now = now, utcnow(now)
     if not isinstance(owner, str) or not owner or not isinstance(cart_id, str):
         raise CartNotFound()
-    done = _paid_order(owner, cart_id, now)
-    if done is not None:
-        return done
-    cart = _begin(owner, cart_id, now)
+    run = _start(owner, cart_id, now, fixed)
+    if isinstance(run, Order):
+        return run
     faults.point("checkout.after_pending")
-    try:
-        _reprice(cart, now)
-        for kind in KINDS:
-            kind.ensure_held_lines(cart_id=cart_id, lines=kind.lines(cart), now=now)
-        order = _order_for(cart, email=email, shipping=shipping, now=now)
-    except DomainError:
-        _reopen(cart_id, now)
-        raise
+    order = _prepare(run, email=email, shipping=shipping, now=now)
     faults.point("checkout.after_order")
+    run.renew(locked_at=now)
     reference = f"{order.number}-{order.payment_attempts}"
-    charge = _charge(order, reference, card, now)
+    charge = _charge(order, reference, card, now, run)
     faults.point("checkout.after_charge")
     return _fulfil(
         cart_id=cart_id,
         order=order,
         charge=charge,
         now=now,
-        cart=cart,
+        cart=run.cart,
         attempt=_attempt(
             reference, outcome="paid", message="", card=card.label, now=now
         ),
     )
 
 
-def _charge(order: Order, reference: str, card: Card, now: datetime) -> Charge:
+def _start(owner: str, cart_id: str, now, fixed) -> "_Run | Order":
+    """Step 1, or the end already: the paid order (a repeated submit, or a
+    run stopped after charging, finished now), else this run."""
+    done = _paid_order(owner, cart_id, now)
+    if done is not None:
+        return done
+    try:
+        run = _begin(owner, cart_id, now, fixed)
+    except CheckoutInProgress:
+        # Charged, and the run that charged has not finished: finish it.
+        done = _charged_order(cart_id, now)
+        if done is None:
+            raise
+        return done
+    if run.taken_over and (done := _charged_order(cart_id, now)) is not None:
+        return done
+    return run
+
+
+def _prepare(run: _Run, *, email: str, shipping: dict | None, now) -> Order:
+    """Steps 2-3: re-price, check the holds, the order; any refusal reopens
+    the cart (if this run still has it)."""
+    try:
+        if shipping is None and run.cart.items:
+            raise AddressNeeded()
+        _reprice(run.cart, now)
+        for kind in KINDS:
+            kind.ensure_held_lines(
+                cart_id=run.cart_id, lines=kind.lines(run.cart), now=now
+            )
+        return _order_for(run, email=email, shipping=shipping, now=now)
+    except DomainError:
+        _reopen(run.cart_id, now, run.attempt)
+        raise
+
+
+def _charged_order(cart_id: str, now: datetime) -> Order | None:
+    """The cart's order finished, if the provider has a paid charge for its
+    latest reference (a run stopped after charging); else None."""
+    order = Order.objects(cart_id=cart_id, state=PENDING_PAYMENT).first()
+    if order is None or not order.payment_attempts:
+        return None
+    charge = provider().lookup(reference=f"{order.number}-{order.payment_attempts}")
+    if charge is None or charge.outcome != "paid":
+        return None
+    return _fulfil(cart_id=cart_id, order=order, charge=charge, now=now)
+
+
+def _charge(order: Order, reference: str, card: Card, now: datetime, run) -> Charge:
     """Step 4: charge the order once under ``reference``. Declined or failed:
     the attempt is recorded, the cart reopens with its holds, PaymentFailed."""
     try:
@@ -407,42 +547,41 @@ def _charge(order: Order, reference: str, card: Card, now: datetime) -> Charge:
             card=card.label,
             now=now,
         )
-        _reopen(order.cart_id, now)
+        _reopen(order.cart_id, now, run.attempt)
         raise PaymentFailed(f"{exc} Your items are still held.") from None
 
 
 def checkout_recover(*, cart_id: str, now: datetime | None = None) -> str:
-    """Finish or undo a checkout that stopped half-way; return what it did.
+    """Finish or undo a checkout whose lease lapsed; return what it did.
 
-    Paid order (or a charge the provider confirms): commit and complete.
-    No order, or the provider has no successful charge: reopen the cart with
-    its holds (the expiry job ends it if the shopper is gone). Idempotent.
+    The lease is taken over first (a checkout still running is left alone:
+    "nothing"). Paid order (or a charge the provider confirms): commit and
+    complete. No order, or the provider has no successful charge: reopen the
+    cart with its holds (the expiry job ends it if the shopper is gone).
+    Idempotent.
     """
     now = utcnow(now)
-    raw = carts().find_one({"_id": cart_id, "state": PENDING})
+    raw = _take_over(cart_id, now)
     if raw is None:
         return "nothing"
     order = Order.objects(cart_id=cart_id).first()
     if order is not None and order.state == PAID:
         _fulfil(cart_id=cart_id, order=order, charge=None, now=now)
         return "completed"
-    if order is not None and order.state == PENDING_PAYMENT and order.payment_attempts:
-        reference = f"{order.number}-{order.payment_attempts}"
-        charge = provider().lookup(reference=reference)
-        if charge is not None and charge.outcome == "paid":
-            _fulfil(cart_id=cart_id, order=order, charge=charge, now=now)
-            return "completed"
-    _reopen(cart_id, now)
+    if _charged_order(cart_id, now) is not None:
+        return "completed"
+    _reopen(cart_id, now, raw.get("checkout_attempt") or 0)
     return "reopened"
 
 
 def checkouts_recover(*, now: datetime | None = None) -> int:
-    """Recover every checkout pending for longer than CHECKOUT_GRACE."""
+    """Recover every checkout whose lease lapsed (the reconciler, each minute)."""
     now = utcnow(now)
-    stuck = carts().find(
-        {"state": PENDING, "checkout_at": {"$lt": now - CHECKOUT_GRACE}}, {"_id": 1}
-    )
+    stuck = [
+        raw["_id"]
+        for lapsed in lapsed_filters(now, lease_time())
+        for raw in carts().find(lapsed, {"_id": 1})
+    ]
     return sum(
-        checkout_recover(cart_id=raw["_id"], now=now) != "nothing"
-        for raw in list(stuck)
+        checkout_recover(cart_id=cart_id, now=now) != "nothing" for cart_id in stuck
     )

@@ -29,6 +29,11 @@ def hold_time() -> timedelta:
     return timedelta(minutes=settings.CART_HOLD_MINUTES)
 
 
+def lease_time() -> timedelta:
+    """How long a checkout holds its pending cart without renewing its lease."""
+    return timedelta(seconds=settings.SHOP_CHECKOUT_LEASE_SECONDS)
+
+
 def load_cart(raw: dict | None) -> Cart | None:
     return Cart._from_son(raw) if raw else None
 

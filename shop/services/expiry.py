@@ -45,6 +45,23 @@ def cart_expire(*, cart_id: str, now: datetime | None = None) -> bool:
         for key in dict.fromkeys(listed + kind.held_keys(cart_id=cart_id)):
             kind.release(cart_id=cart_id, key=key)
             faults.point("expire.after_release")
+    _cancel_unpaid_order(cart_id, now)
+    ended = carts().update_one(
+        {"_id": cart_id, "state": EXPIRING},
+        {"$set": {"state": EXPIRED, "ended_at": now}, "$unset": {"live_owner": ""}},
+    )
+    if ended.modified_count:
+        events.cart_moved.send(
+            sender=None, cart_id=cart_id, before=ACTIVE, after=EXPIRED, at=now
+        )
+    faults.point("release.after_cart")
+    owners.release(owner=raw["owner"], cart_id=cart_id)
+    return True
+
+
+def _cancel_unpaid_order(cart_id: str, now: datetime) -> None:
+    """An order of the expiring cart still waiting for payment is canceled
+    (one conditional update: a paid order is never touched)."""
     canceled = orders().update_one(
         {"cart_id": cart_id, "state": PENDING_PAYMENT},
         {"$set": {"state": ORDER_CANCELED, "canceled_at": now}},
@@ -57,17 +74,6 @@ def cart_expire(*, cart_id: str, now: datetime | None = None) -> bool:
             after=ORDER_CANCELED,
             at=now,
         )
-    ended = carts().update_one(
-        {"_id": cart_id, "state": EXPIRING},
-        {"$set": {"state": EXPIRED, "ended_at": now}, "$unset": {"live_owner": ""}},
-    )
-    if ended.modified_count:
-        events.cart_moved.send(
-            sender=None, cart_id=cart_id, before=ACTIVE, after=EXPIRED, at=now
-        )
-    faults.point("release.after_cart")
-    owners.release(owner=raw["owner"], cart_id=cart_id)
-    return True
 
 
 def cart_release(*, cart_id: str, now: datetime | None = None) -> bool:

@@ -115,8 +115,8 @@ def clear(request: HtmxHttpRequest):
 @require_POST
 @answers_refusals(_refused)
 def extend(request: HtmxHttpRequest):
-    cart_extend_hold(owner=owner_of(request))
-    return _after_change(request, message=say.HOLD_EXTENDED)
+    cart = cart_extend_hold(owner=owner_of(request))
+    return _after_change(request, message=say.hold_extended(cart))
 
 
 @require_POST

@@ -5,13 +5,20 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from config.errors import DomainError
 from config.http import HtmxHttpRequest, answers_refusals
 from shop import errors as say
-from shop.errors import CartExpired, CartNotFound, OrderNotFound, PaymentFailed
-from shop.forms import CheckoutForm
+from shop.errors import (
+    CartEmpty,
+    CartExpired,
+    CartNotFound,
+    OrderNotFound,
+    PaymentFailed,
+)
+from shop.forms import ADDRESS_FIELDS, CheckoutForm
 from shop.identity import owner_of
 from shop.selectors.carts import cart_view
 from shop.selectors.orders import (
@@ -25,44 +32,62 @@ from shop.services.checkout import cart_checkout
 from shop.services.orders import order_cancel
 from shop.views.common import order_url, with_units
 
+# A refused checkout's form (without the card) and its reason, carried to
+# the page the shopper is redirected to (POST, redirect, GET: Back never
+# shows a stale form that answered a POST).
+REFUSED = "shop_checkout_refused"
+
 
 def _checkout_page(request, form: CheckoutForm | None, *, status: int = 200):
+    refused = request.session.pop(REFUSED, None) if form is None else None
     view = cart_view(owner=owner_of(request))
     if view is None or view.empty:
         messages.info(request, say.CART_EMPTY_AT_CHECKOUT)
         return redirect("shop:cart")
     if form is None:
         email = request.user.email if request.user.is_authenticated else ""
-        form = CheckoutForm(initial={"cart": view.cart_id, "email": email})
-    return render(
-        request,
-        "shop/checkout.html",
-        with_units({"form": form, "view": view}),
-        status=status,
-    )
+        initial = {"email": email, **(refused or {}).get("data", {})}
+        form = CheckoutForm(
+            initial={**initial, "cart": view.cart_id},
+            needs_address=bool(view.product_lines),
+        )
+    context = {
+        "form": form,
+        "view": view,
+        "refused": refused,
+        "needs_address": bool(view.product_lines),
+    }
+    return render(request, "shop/checkout.html", with_units(context), status=status)
 
 
 def _checkout_refused(request, exc: DomainError):
-    """An expired cart goes to its page; any other refusal redraws the form
-    with the reason (a declined card under the card number)."""
+    """An expired cart goes to its page; any other refusal goes back to the
+    form with the reason (a declined card under the card number)."""
     if isinstance(exc, CartNotFound):
         raise Http404(say.NO_SUCH_CART) from None
     if isinstance(exc, CartExpired):
         messages.error(request, exc.message)
         return redirect("shop:expired")
-    form = CheckoutForm(request.POST)
-    form.is_valid()  # it was valid: the service was called with its data
-    field = "card_number" if isinstance(exc, PaymentFailed) else None
-    form.add_error(field, exc.message)
-    return _checkout_page(request, form, status=exc.status)
+    if isinstance(exc, CartEmpty):
+        messages.info(request, say.CART_EMPTY_AT_CHECKOUT)
+        return redirect("shop:cart")
+    kept = ("email", *ADDRESS_FIELDS)
+    request.session[REFUSED] = {
+        "data": {name: request.POST.get(name, "")[:254] for name in kept},
+        "field": "card_number" if isinstance(exc, PaymentFailed) else "",
+        "message": exc.message,
+    }
+    return redirect("shop:checkout", permanent=False)
 
 
+@never_cache
 @require_http_methods(["GET", "POST"])
 @answers_refusals(_checkout_refused)
 def checkout(request: HtmxHttpRequest):
     if request.method != "POST":
         return _checkout_page(request, None)
-    form = CheckoutForm(request.POST)
+    # The address as given: the checkout refuses goods without one.
+    form = CheckoutForm(request.POST, needs_address=None)
     if not form.is_valid():
         return _checkout_page(request, form, status=400)
     data = form.cleaned_data

@@ -10,6 +10,8 @@ redrawn map IS the answer; without JavaScript a refusal redraws the page
 with its status and a success redirects back to it.
 """
 
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
@@ -63,10 +65,22 @@ def _map_context(request, session_id: str, message: str | None, level: str) -> d
         "can_best": drawn.is_open,
         "refresh_url": reverse("shop:seat_map", args=[session_id]),
         "counts": range(1, MAX_SEATS_PER_HOLD + 1),
+        "best": _best_choice(request),
         "message": message,
         "message_level": level,
         "cart_panel": _cart_panel(request, view),
     }
+
+
+def _best_choice(request) -> dict:
+    """The best-available form's choice as this request carries it (its own
+    post, or a poll or click that includes it, or the query after a redirect
+    without JavaScript), so the redrawn map keeps it; else 2 seats, any zone."""
+    data = request.POST if request.method == "POST" else request.GET
+    form = BestAvailableForm(data)
+    if not form.is_valid():
+        return {"count": 2, "zone": None}
+    return {"count": form.cleaned_data["count"], "zone": form.cleaned_data["zone"]}
 
 
 def _cart_panel(request, view) -> str:
@@ -141,7 +155,11 @@ def _seat_answer(request, session_id: str, *, message="", error="", status=400):
             request, session_id=session_id, status=status, partial=False
         )
     messages.success(request, message)
-    return redirect("shop:session", session_id=session_id)
+    back = reverse("shop:session", args=[session_id])
+    choice = _best_choice(request)
+    if choice["zone"] or choice["count"] != 2:  # keep the form's choice
+        back += "?" + urlencode({k: v for k, v in choice.items() if v})
+    return redirect(back)
 
 
 def _seat_refused(request, exc: DomainError, session_id: str):

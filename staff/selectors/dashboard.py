@@ -16,8 +16,9 @@ from activity.selectors import Funnel, funnel
 from booking.documents import Session
 from booking.selectors import COUNT_FIELDS, counts_of
 from catalog.selectors.stock import stock_low
+from shop.cart_state import lease_open
 from shop.documents import ACTIVE, PAID, PENDING, REFUNDING, Cart, Order
-from shop.services.checkout import CHECKOUT_GRACE
+from shop.services.common import lease_time
 from shop.services.orders import CANCEL_GRACE
 from staff.charts import Chart, Series
 from staff.documents import AuditEntry
@@ -221,6 +222,7 @@ def _live_carts() -> list[dict]:
                 "state": 1,
                 "expires_at": 1,
                 "checkout_at": 1,
+                "lease_until": 1,
                 "items.quantity": 1,
                 "tickets.seats.key": 1,
             },
@@ -294,7 +296,7 @@ def needs_attention(
         for c in live_carts
         if c["state"] == PENDING
         and c.get("checkout_at")
-        and c["checkout_at"] < now - CHECKOUT_GRACE
+        and not lease_open(c, now, lease_time())
     ]
     for raw in stuck[:20]:
         items.append(

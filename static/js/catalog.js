@@ -42,6 +42,23 @@
       });
     });
   }
+  // The filters' drawer: open on wide screens (where its toggle is hidden),
+  // and as the shopper left it across the redraws a filter change makes.
+  var drawerOpen = null;
+  var wide = window.matchMedia("(min-width: 801px)");
+  function placeDrawer(root) {
+    var drawer = (root.querySelector && root.querySelector("#facet-drawer")) || null;
+    if (!drawer) return;
+    drawer.open = wide.matches || drawerOpen === true;
+  }
+  document.addEventListener("htmx:beforeSwap", function () {
+    var drawer = document.getElementById("facet-drawer");
+    if (drawer) drawerOpen = drawer.open;
+  });
+  wide.addEventListener("change", function () { placeDrawer(document); });
+  document.addEventListener("DOMContentLoaded", function () { placeDrawer(document); });
+  document.addEventListener("htmx:load", function (event) { placeDrawer(event.detail.elt); });
+
   document.addEventListener("DOMContentLoaded", function () { armGeolocation(document); });
   document.addEventListener("htmx:load", function (event) { armGeolocation(event.detail.elt); });
 })();

@@ -6,10 +6,10 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from bson import ObjectId
 from django.test import Client
 
 from accounts.throttle import hit
+from booking.selectors import staff_seat_map
 from shop import faults
 from shop.errors import QuantityTooLarge, TooManyLines, TooManySeats
 from shop.selectors.invariants import invariant_problems
@@ -30,8 +30,14 @@ def show():
 
 
 def held_by(mongo_db, show) -> dict:
-    doc = mongo_db.sessions.find_one({"_id": ObjectId(show)})
-    return {tuple(e["seat"]): e["cart_id"] for e in doc["reservations"]}
+    """(row, col) -> cart id of every held seat, as booking tells staff."""
+    seat_map = staff_seat_map(session_id=show)
+    return {
+        (seat.row, seat.col): seat.cart_id
+        for row in seat_map.rows
+        for seat in row
+        if seat.state == "held"
+    }
 
 
 def listed(mongo_db, owner=ALICE) -> list:

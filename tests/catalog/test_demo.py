@@ -70,3 +70,47 @@ def test_demo_catalogue_browses(loaded):
     assert page.total == 40
     assert {f.name for f in page.facets} == {"brand", "size", "colour", "price"}
     assert sum(d.count for d in page.departments) == 40
+
+
+def test_demo_variants_and_materials_fit_their_category(mongo_db):
+    demo.load(items=400, seed=11, out=io.StringIO())
+    items = {i["_id"]: i for i in mongo_db.items.find()}
+    seen = Counter()
+
+    for variant in mongo_db.variants.find():
+        item = items[variant["item_id"]]
+        category, attrs = item["category"], variant["attributes"]
+        seen[category] += 1
+        sizes, colours, materials = demo.FITS.get(category, (None, demo.COLOURS, None))
+        if sizes is not None:
+            assert attrs["size"] in sizes, (category, attrs)
+        if colours is None:
+            assert "colour" not in attrs, (category, attrs)
+        else:
+            assert attrs.get("colour", colours[0]) in colours, (category, attrs)
+        if materials is not None:
+            assert item["attributes"]["material"] in materials, (category, item)
+        # The complaints, as such: no mug set in bed sizes, no blue serum.
+        if category == "Home/Kitchen/Tableware":
+            assert attrs["size"].startswith("Set of")
+            assert item["attributes"]["material"] != "Cotton"
+        if category.startswith("Beauty/Skincare"):
+            assert "colour" not in attrs and attrs["size"].endswith("ml")
+            assert "material" not in item["attributes"]
+    assert seen["Home/Kitchen/Tableware"] and seen["Beauty/Skincare/Serums"]
+
+
+def test_demo_stores_sit_in_their_true_region(loaded):
+    db, _report = loaded
+    region = {s["address"]["city"]: s["region"] for s in db.stores.find()}
+
+    assert region["Cambridge"] == region["Norwich"] == "East of England"
+    assert region["Peterborough"] == "East of England"
+    assert region["Oxford"] == region["Reading"] == "South East"
+    assert region["Cardiff"] == "Wales"
+    assert region["Leeds"] == "Yorkshire and the Humber"
+    assert region["Birmingham"] == "West Midlands"
+    assert region["Nottingham"] == "East Midlands"
+    assert region["Bristol"] == region["Bournemouth"] == "South West"
+    assert region["London"] == "London"
+    assert all(s["address"]["region"] == s["region"] for s in db.stores.find())

@@ -265,7 +265,25 @@ def test_a_typed_town_lists_the_nearest_stores_with_stock(shop, client):
 
     assert response.status_code == 302
     assert re.findall(r'data-store="(\w+)"', html) == ["bradford", "york", "london"]
-    assert "stores near Leeds" in html
+    assert "In stock in stores, nearest to Leeds" in html
+    # Each store says how far; London is not "near" Leeds, but it is listed.
+    assert re.search(r'data-store="bradford">.*?1\d\.\d km away', html)
+    assert re.search(r'data-store="london">.*?2\d\d km away', html)
+    assert "data-far" not in html
+
+
+def test_a_far_place_says_how_far_the_nearest_store_is(shop, client):
+    from catalog.services.store_stock import store_stock_set
+
+    sku = sku_of("1", "6", "red")
+    store_stock_set(store_id="london", sku=sku, quantity=5)
+
+    client.post("/location/", {"place": "Edinburgh", "next": "/p/1/"})
+    html = client.get("/p/1/").content.decode()
+
+    far = re.search(r"<p class=\"notice\" data-far>(.*?)</p>", html).group(1)
+    assert far.startswith("No store near Edinburgh has this in stock")
+    assert re.search(r"the nearest is .*, [45]\d\d km away\.$", far)
 
 
 def test_a_shared_browser_position_is_used_as_is(shop, client):
@@ -274,7 +292,7 @@ def test_a_shared_browser_position_is_used_as_is(shop, client):
     )
 
     assert response.status_code == 302
-    assert "near your location" in client.get("/p/1/").content.decode()
+    assert "nearest to your location" in client.get("/p/1/").content.decode()
 
 
 @pytest.mark.parametrize(
@@ -321,3 +339,32 @@ def test_store_list_groups_stores_by_region(shop, client):
 
     assert html.index("Bradford Centre") < html.index("London Oxford St")
     assert "Shop here" in html
+
+
+def test_each_variant_says_what_the_add_would_find(shop, client):
+    from catalog.services.stock import stock_restock
+    from shop.services.carts import cart_add_item
+
+    stock_restock(sku=sku_of("1", "6", "red"), quantity=10, note="in")
+    stock_restock(sku=sku_of("1", "7", "red"), quantity=3, note="in")
+    # 7 black: never stocked. Someone holds one of the three 7 red.
+    cart_add_item(owner="anon:other", sku=sku_of("1", "7", "red"), quantity=1)
+
+    def panel(sku):
+        html = client.get(f"/p/1/?sku={sku}").content.decode()
+        said = re.search(r"data-availability>([^<]*)<", html).group(1)
+        button = re.search(r'<button type="submit" class="button primary"[^>]*>', html)
+        return html, said, button.group(0)
+
+    html, said, button = panel(sku_of("1", "6", "red"))
+    assert said == "In stock" and "disabled" not in button
+    html, said, button = panel(sku_of("1", "7", "red"))
+    assert said == "Only 2 left" and "disabled" not in button
+    assert 'max="2"' in html
+    html, said, button = panel(sku_of("1", "7", "black"))
+    assert said == "Sold out" and "disabled" in button
+    assert ">Sold out</button>" in html
+    # Every option says its own availability to a screen reader.
+    assert 'title="Sold out" data-sku="1-7-black"' in html
+    assert 'title="Only 2 left" data-sku="1-7-red"' in html
+    assert 'class="variant selected sold-out"' in html

@@ -94,7 +94,54 @@ def test_a_zip_outward_code_or_city_gives_its_stores_location(
     assert location.label == label
 
 
-@pytest.mark.parametrize("typed", ["", "Atlantis", ".*", "L.", "(", "^Leeds", "Leed"])
+def km_between(lat1, lng1, lat2, lng2) -> float:
+    """Great-circle distance (haversine), for checking positions."""
+    from math import asin, cos, radians, sin, sqrt
+
+    dlat, dlng = radians(lat2 - lat1), radians(lng2 - lng1)
+    h = (
+        sin(dlat / 2) ** 2
+        + cos(radians(lat1)) * cos(radians(lat2)) * sin(dlng / 2) ** 2
+    )
+    return 2 * 6371 * asin(sqrt(h))
+
+
+@pytest.mark.parametrize(
+    ("typed", "label", "where"),
+    [
+        # Buckingham Palace's postcode: its district's middle, Westminster.
+        ("SW1A 1AA", "SW1A 1AA", (51.501, -0.142)),
+        ("sw1a1aa", "SW1A 1AA", (51.501, -0.142)),
+        ("LS2 9JT", "LS2 9JT", (53.806, -1.553)),  # the University of Leeds
+        ("EH1", "EH1", (55.950, -3.190)),
+        ("Edinburgh", "Edinburgh", (55.953, -3.189)),
+        ("glasgow", "Glasgow", (55.861, -4.251)),
+        ("  Cardiff ", "Cardiff", (51.481, -3.179)),
+        ("Belfast", "Belfast", (54.597, -5.930)),
+    ],
+)
+def test_any_uk_postcode_district_or_town_is_placed_offline(
+    stores, typed, label, where
+):
+    location = location_lookup(text=typed)
+
+    assert location is not None, typed
+    assert location.label == label
+    assert km_between(location.lat, location.lng, *where) < 3
+
+
+def test_every_district_and_town_of_the_shipped_dataset_is_in_the_uk():
+    from catalog.places import _places
+
+    districts, towns = _places()
+    assert len(districts) > 2500 and len(towns) > 4000
+    for place in [*districts.values(), *towns.values()]:
+        assert 49.8 < place.lat < 61 and -8.7 < place.lng < 2, place
+
+
+@pytest.mark.parametrize(
+    "typed", ["", "Atlantis", ".*", "L.", "(", "^Leeds", "Leed", "ZZ9 9ZZ", "SW1A 1A"]
+)
 def test_unknown_or_pattern_like_places_are_not_found(stores, typed):
     assert location_lookup(text=typed) is None
 

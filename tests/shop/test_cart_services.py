@@ -246,17 +246,36 @@ def test_every_change_pushes_the_hold_forward(mongo_db, product, now):
     )
 
 
-def test_extending_the_hold_is_bounded(mongo_db, product, now):
+def test_extending_the_hold_adds_to_the_current_expiry_and_is_bounded(
+    mongo_db, product, now
+):
     cart = cart_add_item(owner=ALICE, sku=product, quantity=1, now=now)
+    assert cart.expires_at == now + timedelta(minutes=30)
 
+    # Pressed right after the change, and again a little later: each adds a
+    # whole hold to the expiry, none is wasted restarting from "now".
     for n in range(1, MAX_EXTENSIONS + 1):
         at = now + timedelta(minutes=10 * n)
         extended = cart_extend_hold(owner=ALICE, now=at)
-        assert extended.expires_at == at + timedelta(minutes=30)
+        assert extended.expires_at == now + timedelta(minutes=30 * (n + 1))
+        assert extended.extensions == n
 
     with pytest.raises(ExtensionsUsed):
         cart_extend_hold(owner=ALICE, now=now + timedelta(minutes=45))
     assert cart_doc(mongo_db, cart.cart_id)["extensions"] == MAX_EXTENSIONS
+
+
+def test_the_extension_message_says_how_many_are_left(mongo_db, product, now):
+    from shop.errors import hold_extended
+
+    cart_add_item(owner=ALICE, sku=product, quantity=1, now=now)
+    extended = cart_extend_hold(owner=ALICE, now=now)
+
+    assert hold_extended(extended).endswith(": 2 more extensions left.")
+    extended = cart_extend_hold(owner=ALICE, now=now)
+    assert hold_extended(extended).endswith(": 1 more extension left.")
+    extended = cart_extend_hold(owner=ALICE, now=now)
+    assert hold_extended(extended).endswith(": that was the last extension.")
 
 
 def test_extending_a_cart_past_its_hold_is_refused(mongo_db, product, now, later):

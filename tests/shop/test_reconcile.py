@@ -136,7 +136,7 @@ def test_check_invariants_fails_naming_the_offending_skus(mongo_db, product, now
 
 
 @pytest.mark.django_db
-def test_setup_schedules_registers_the_three_shop_jobs_once():
+def test_setup_schedules_registers_the_shop_jobs_once():
     call_command("setup_schedules", verbosity=0)
     call_command("setup_schedules", verbosity=0)
 
@@ -145,6 +145,7 @@ def test_setup_schedules_registers_the_three_shop_jobs_once():
         ("expire_carts", "shop.tasks.expire_carts", 1),
         ("purge_carts", "shop.tasks.purge_carts", 60),
         ("reconcile_reservations", "shop.tasks.reconcile_reservations", 5),
+        ("recover_checkouts", "shop.tasks.recover_checkouts", 1),
     ]
     assert {s.schedule_type for s in shop_jobs} == {Schedule.MINUTES}
     names = [job.name for job in schedules.declared_jobs()]

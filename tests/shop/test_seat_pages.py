@@ -133,3 +133,36 @@ def test_render_seat_map_sends_a_message_as_a_toast_with_the_partial(rf, session
     assert html.lstrip().startswith('<section id="seat-map"')
     assert '<div hx-swap-oob="beforeend:#toasts">' in html
     assert "Row A, seat 1 was just taken." in html
+
+
+def test_the_price_key_gives_each_zone_its_own_colour(client, session_id):
+    html = client.get(f"/sessions/{session_id}/").content.decode()
+
+    swatches = re.findall(
+        r'<span class="swatch" style="--zone: ([^"]+)" data-zone="([^"]+)"', html
+    )
+    assert [zone for _, zone in swatches] == ["stalls", "circle"]
+    colours = [colour for colour, _ in swatches]
+    assert len(set(colours)) == 2 and all(c.startswith("#") for c in colours)
+    # The rule that paints it reads the zone's colour, not the grey default.
+    css = open("static/css/marquee.css").read()
+    assert ".legend-zones .swatch { --swatch: var(--zone);" in css
+
+
+def test_the_best_available_form_keeps_its_choice_after_each_action(client, session_id):
+    best = f"/cart/tickets/{session_id}/best/"
+    chosen = {"count": "3", "zone": "circle"}
+
+    answer = client.post(best, chosen, **HTMX).content.decode()
+    # A poll and a click carry the choice along (hx-include) and keep it.
+    poll = client.get(f"/sessions/{session_id}/map/", chosen, **HTMX).content.decode()
+    plain = client.post(best, {"count": "1", "zone": "stalls"})
+
+    for html in (answer, poll):
+        assert '<option value="3" selected>' in html
+        assert '<option value="circle" selected>' in html
+        assert 'hx-include="#best-available select"' in html
+    assert plain["Location"] == f"/sessions/{session_id}/?count=1&zone=stalls"
+    page = client.get(plain["Location"]).content.decode()
+    assert '<option value="1" selected>' in page
+    assert '<option value="stalls" selected>' in page

@@ -356,6 +356,27 @@ def test_checking_out_tickets_shows_them_with_codes_on_the_order_page(
     assert doc["held"] == 0 and doc["sold"] == 2
 
 
+def test_a_tickets_only_checkout_asks_no_delivery_address(client, mongo_db, show):
+    client.post(url(show, "hold"), {"seat": ["0-0"]})
+    cart = mongo_db.carts.find_one({"state": "active"})
+
+    page = client.get("/checkout/").content.decode()
+
+    assert "Delivery address" not in page and 'name="line1"' not in page
+    assert "no address is needed" in page
+    data = {
+        key: value
+        for key, value in checkout_data(cart["_id"]).items()
+        if key not in ("name", "line1", "city", "postcode", "country")
+    }
+    response = client.post("/checkout/", data)
+    assert response.status_code == 302
+    order = mongo_db.orders.find_one()
+    assert order["state"] == "paid" and order["shipping"] is None
+    html = client.get(response["Location"]).content.decode()
+    assert "Row A, seat 1" in html and "Delivery" not in html
+
+
 def test_cancelling_through_the_order_link_refunds_and_frees_the_seats(
     client, mongo_db, show
 ):

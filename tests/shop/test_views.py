@@ -193,9 +193,16 @@ def test_remove_clear_and_extend(client, mongo_db, product):
 
     before = the_cart(mongo_db)["expires_at"]
     response = client.post("/cart/extend/", **HTMX)
-    assert "Your items are held for longer." in response.content.decode()
+    html = response.content.decode()
+    assert "Your cart is now held until" in html and "2 more extensions left" in html
+    assert "adds 30 minutes; 2 extensions left" in html
     assert the_cart(mongo_db)["extensions"] == 1
-    assert the_cart(mongo_db)["expires_at"] >= before
+    assert the_cart(mongo_db)["expires_at"] == before + timedelta(minutes=30)
+    client.post("/cart/extend/")
+    client.post("/cart/extend/")
+    page = client.get("/cart/").content.decode()
+    assert "Hold them longer" not in page
+    assert "You have used every extension" in page
 
     client.post("/cart/clear/")
     assert the_cart(mongo_db)["items"] == []
@@ -263,8 +270,10 @@ def test_a_declined_card_then_a_good_one_pays_the_same_order(client, mongo_db, p
 
     declined = client.post("/checkout/", checkout_data(cart_id, card=DECLINED_CARD))
 
-    assert declined.status_code == 402
-    html = declined.content.decode()
+    # Post, redirect, get: the form a POST answered is never in the history.
+    assert declined.status_code == 302
+    assert declined["Location"] == "/checkout/"
+    html = client.get("/checkout/").content.decode()
     assert re.search(r'id="id_card_number-errors".*Your card was declined', html, re.S)
     assert DECLINED_CARD not in html  # card details are never echoed back
     assert 'value="12 St James&#x27;s Square"' in html  # the address is kept
@@ -283,10 +292,60 @@ def test_a_declined_card_then_a_good_one_pays_the_same_order(client, mongo_db, p
     level = stock_level(sku=product)
     assert (level.held, level.sold) == (0, 2)
 
+    # Back to the checkout page after paying: nothing to pay, no stale form.
+    back = client.get("/checkout/")
+    assert back["Location"] == "/cart/"
     again = client.post("/checkout/", checkout_data(cart_id))
     assert again["Location"] == paid["Location"]
     assert mongo_db.orders.count_documents({}) == 1
     assert stock_level(sku=product).sold == 2
+
+
+def test_the_checkout_page_is_never_cached_counts_down_and_names_autofill_fields(
+    client, mongo_db, product
+):
+    add(client)
+
+    response = client.get("/checkout/")
+
+    assert "no-store" in response["Cache-Control"]
+    html = response.content.decode()
+    assert re.search(r'class="hold" data-expires-in="1[78]\d\d"', html)
+    assert 'id="countdown"' in html and "js/hold.js" in html
+    for name, token in [
+        ("email", "email"),
+        ("name", "shipping name"),
+        ("line1", "shipping address-line1"),
+        ("city", "shipping address-level2"),
+        ("postcode", "shipping postal-code"),
+        ("country", "shipping country"),
+        ("card_number", "cc-number"),
+        ("card_expiry", "cc-exp"),
+        ("card_cvc", "cc-csc"),
+    ]:
+        assert re.search(rf'<[^>]*autocomplete="{token}"[^>]*name="{name}"', html) or (
+            re.search(rf'<[^>]*name="{name}"[^>]*autocomplete="{token}"', html)
+        ), name
+
+
+def test_goods_need_an_address_even_if_the_page_asked_for_none(mongo_db, product):
+    from shop.errors import AddressNeeded
+    from shop.services.carts import cart_add_item
+    from shop.services.checkout import cart_checkout
+    from tests.shop.factories import card
+
+    cart = cart_add_item(owner="anon:ada", sku=product, quantity=1)
+
+    with pytest.raises(AddressNeeded):
+        cart_checkout(
+            owner="anon:ada",
+            cart_id=cart.cart_id,
+            email="ada@example.com",
+            shipping=None,
+            card=card(),
+        )
+    assert the_cart(mongo_db)["state"] == ACTIVE
+    assert mongo_db.test_gateway_charges.count_documents({}) == 0
 
 
 def test_checkout_of_someone_elses_cart_is_not_found(client, mongo_db, product):
@@ -380,3 +439,26 @@ def test_logging_in_keeps_the_anonymous_cart(client, mongo_db, product):
     assert re.search(
         r'class="badge-count"[^>]*>2<', client.get("/cart/").content.decode()
     )
+
+
+def test_an_address_is_given_whole_or_not_at_all(client, mongo_db, product):
+    add(client)
+    cart_id = the_cart(mongo_db)["_id"]
+
+    half = client.post("/checkout/", checkout_data(cart_id, line1="", city=""))
+    html = half.content.decode()
+    assert half.status_code == 400
+    assert 'id="id_line1-errors"' in html and 'id="id_city-errors"' in html
+    assert "Delivery address" in html  # goods: the address fields are drawn
+
+    none = {
+        k: v
+        for k, v in checkout_data(cart_id).items()
+        if k not in ("name", "line1", "city", "postcode")
+    }
+    refused = client.post("/checkout/", none)
+    assert refused["Location"] == "/checkout/"
+    page = client.get("/checkout/").content.decode()
+    assert "please give a delivery address" in page
+    assert the_cart(mongo_db)["state"] == ACTIVE
+    assert mongo_db.test_gateway_charges.count_documents({}) == 0

@@ -22,6 +22,21 @@ from django.core.management.base import BaseCommand, CommandError
 from config import engine, mongo
 from config.embedded import EmbeddedServer, Supervisor
 
+# A Unix socket's path may not be longer than this (108 bytes with the NUL).
+_SOCKET_PATH_MAX = 100
+
+
+def control_socket_args(port: int) -> list[str]:
+    """gunicorn's control socket in this tree's var/run/, one per port: never
+    the machine-wide default (~/.gunicorn/gunicorn.ctl), which every
+    gunicorn of the user shares and the first to stop deletes. Off when the
+    path would be too long for a Unix socket."""
+    path = settings.VAR_DIR / "run" / f"gunicorn-{port}.ctl"
+    if len(str(path)) > _SOCKET_PATH_MAX:
+        return ["--no-control-socket"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return ["--control-socket", str(path)]
+
 
 class Children:
     """Child processes, each in its own session so the whole group can be stopped."""
@@ -59,6 +74,12 @@ class Children:
 
 
 def _interrupt(signum, frame):
+    """Stop, once. Further signals are ignored from here on: one SIGTERM to
+    ``make run``'s process group reaches serve twice (directly, and again
+    from make, which passes it on to its child), and a second interrupt in
+    the middle of the clean-up would cut it short with a second traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise KeyboardInterrupt
 
 
@@ -105,19 +126,7 @@ class Command(BaseCommand):
         try:
             uri = settings.MONGODB_URI
             if uri is None:
-                chosen = engine.resolve()
-                if chosen.fallback_reason:
-                    self.stderr.write(chosen.fallback_reason)
-                embedded = EmbeddedServer(
-                    settings.MONGO_EMBEDDED_DIR,
-                    settings.MONGO_EMBEDDED_LOG,
-                    engine=chosen,
-                    cache_size=settings.MONGO_EMBEDDED_CACHE,
-                )
-                self.stdout.write(
-                    f"starting embedded MongoDB (SecantusDB, {chosen.name} server) "
-                    f"in {embedded.data_dir}"
-                )
+                embedded = self._embedded()
                 uri = embedded.start()
                 supervisor = Supervisor(
                     embedded, log=self.stderr.write, backoff=opts["db_restart_backoff"]
@@ -153,6 +162,23 @@ class Command(BaseCommand):
                 embedded.stop()
         self.stdout.write("Marquee stopped")
 
+    def _embedded(self) -> EmbeddedServer:
+        """The embedded server the chosen engine runs (not started yet)."""
+        chosen = engine.resolve()
+        if chosen.fallback_reason:
+            self.stderr.write(chosen.fallback_reason)
+        embedded = EmbeddedServer(
+            settings.MONGO_EMBEDDED_DIR,
+            settings.MONGO_EMBEDDED_LOG,
+            engine=chosen,
+            cache_size=settings.MONGO_EMBEDDED_CACHE,
+        )
+        self.stdout.write(
+            f"starting embedded MongoDB (SecantusDB, {chosen.name} server) "
+            f"in {embedded.data_dir}"
+        )
+        return embedded
+
     def _prepare(self, opts) -> None:
         quiet = {"verbosity": 0}
         call_command("migrate", interactive=False, **quiet)
@@ -184,4 +210,5 @@ class Command(BaseCommand):
             address,
             "--workers",
             str(opts["workers"]),
+            *control_socket_args(opts["port"]),
         ]

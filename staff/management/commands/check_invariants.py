@@ -11,8 +11,10 @@ class Command(MongoCommand):
         "free >= 0; per session taken seats == held + sold, seatsAvailable == "
         "real seats - taken, sold seats == the paid orders' tickets, no seat in "
         "two carts or two paid orders; the sales counters equal a recount of "
-        "the orders; and each reservation belongs to an active "
-        "or pending cart listing exactly it. Exits 1 naming the offenders."
+        "the orders; each reservation belongs to an active "
+        "or pending cart listing exactly it; a paid order's cart is complete and "
+        "a complete cart has a paid order (outside a running checkout's lease). "
+        "Exits 1 naming the offenders."
     )
 
     def handle(self, *args, **options):
