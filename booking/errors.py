@@ -52,6 +52,22 @@ class TheaterNotFound(BookingError):
     message = "That theater does not exist."
 
 
+class PerformanceOverlaps(BookingError):
+    """Another performance uses the theater during that time."""
+
+    status = 409
+
+    def __init__(self, show: str, start, end):
+        from django.utils import timezone
+
+        begins = timezone.localtime(start).strftime("%a %d %b %H:%M")
+        ends = timezone.localtime(end).strftime("%H:%M")
+        super().__init__(
+            f"The theater is taken then: {show} plays {begins}–{ends}. "
+            "Choose another time or theater."
+        )
+
+
 class SessionNotFound(BookingError):
     status = 404
     message = "That performance does not exist."

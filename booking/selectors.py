@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
@@ -24,6 +25,7 @@ from booking.documents import (
     SeatBlocks,
     SeatHolds,
     Session,
+    Theater,
     is_held,
     is_sold,
 )
@@ -245,6 +247,35 @@ def upcoming_sessions(
     ]
 
 
+@dataclass(frozen=True)
+class TheaterChoice:
+    """A hall as the box office picks it: its zones (code, name), best first."""
+
+    theater_id: str
+    name: str
+    zones: tuple[tuple[str, str], ...]
+
+
+def theaters_list() -> list[TheaterChoice]:
+    """Every theater by name, with the zones a performance needs prices for."""
+    found = Theater.coll().find({}, {"name": 1, "zones": 1, "layout.zone": 1})
+    theaters = []
+    for doc in found:
+        used = {c.get("zone") for row in doc.get("layout") or [] for c in row}
+        zones = sorted(
+            (z for z in doc["zones"] if z["code"] in used),
+            key=lambda z: (z["rank"], z["name"]),
+        )
+        theaters.append(
+            TheaterChoice(
+                theater_id=str(doc["_id"]),
+                name=doc["name"],
+                zones=tuple((z["code"], z["name"]) for z in zones),
+            )
+        )
+    return sorted(theaters, key=lambda t: t.name)
+
+
 def _performance(doc: dict) -> Performance:
     """One performance of What's on: its seats left and cheapest price."""
     prices = [p.to_decimal() for p in doc.get("prices", {}).values()]
@@ -400,6 +431,15 @@ def _counts(doc: dict) -> SessionCounts:
     )
 
 
+# What ``counts_of`` reads of a session (lists of sessions project it).
+COUNT_FIELDS = dict.fromkeys(_COUNTERS, 1)
+
+
+def counts_of(doc: dict) -> SessionCounts:
+    """A session's seats by state, from a document read with COUNT_FIELDS."""
+    return _counts(doc)
+
+
 def session_counts(*, session_id: str) -> SessionCounts:
     """A session's seats by state, from its counters. Raises SessionNotFound."""
     doc = _sessions().find_one(
@@ -457,6 +497,7 @@ def _staff_seat(seat: Seat, cell: dict, value: int, owners, notes) -> StaffSeat:
         "row": r,
         "col": c,
         "label": seat_label(cell["row"], cell["number"]),
+        "number": cell["number"],
         "zone": cell["zone"],
     }
     if value == FREE:

@@ -323,6 +323,7 @@ class StaffSeat:
     col: int
     state: str
     label: str = ""
+    number: int = 0
     zone: str = ""
     cart_id: str | None = None
     held_at: datetime | None = None

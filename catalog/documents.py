@@ -144,6 +144,9 @@ class Inventory(Document):
     ledger_seq = me.IntField(required=True, min_value=0, default=0)
     # References of the returns applied (stock_return): each applies once.
     returns = me.ListField(me.StringField())
+    # Ledger entries refused when applied (an adjustment that would have made
+    # free stock negative): they count for nothing (stock_correct).
+    voided = me.ListField(me.IntField())
     takes = me.EmbeddedDocumentListField(InventoryMove)
     gives = me.EmbeddedDocumentListField(InventoryMove)
     modified_at = me.DateTimeField()
@@ -217,7 +220,9 @@ class StockHoldDoc(Document):
 
 
 class StockMovement(Document):
-    """The stock ledger: one entry per receipt of units (initial stock, restocks).
+    """The stock ledger: one entry per receipt of units (initial stock,
+    restocks) or adjustment (``kind``: damaged, count correction; negative
+    when units leave).
 
     Entries of a SKU are numbered 1, 2, ... and applied to its inventory in
     that order (``Inventory.ledger_seq`` is the last one applied), so a crash
@@ -227,7 +232,8 @@ class StockMovement(Document):
 
     sku = me.StringField(required=True)
     seq = me.IntField(required=True, min_value=1)
-    quantity = me.IntField(required=True, min_value=1)
+    quantity = me.IntField(required=True)  # never 0
+    kind = me.StringField(default="receipt")
     note = me.StringField(default="")
     at = me.DateTimeField(required=True)
     pending = me.BooleanField()
@@ -239,6 +245,16 @@ class StockMovement(Document):
             {"fields": ["pending"], "sparse": True},
         ],
     }
+
+
+class StockThreshold(Document):
+    """A SKU's own low-stock threshold (others use settings.LOW_STOCK_THRESHOLD):
+    the SKU is low while its free units are under it. Few SKUs have one."""
+
+    sku = me.StringField(primary_key=True)
+    threshold = me.IntField(required=True, min_value=0)
+
+    meta = {"collection": "stock_thresholds", "indexes": [{"fields": ["threshold"]}]}
 
 
 class SummaryVariant(me.EmbeddedDocument):

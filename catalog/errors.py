@@ -61,6 +61,20 @@ class InvalidQuantity(DomainError):
     message = "Please choose a quantity of at least 1."
 
 
+class FreeStockShort(DomainError):
+    """An adjustment would take more units than are free (held and sold units
+    are not the stockroom's to write off)."""
+
+    status = 409
+
+    def __init__(self, *, free: int, asked: int):
+        self.free, self.asked = free, asked
+        super().__init__(
+            f"Refused: only {free} units are free, so {asked} cannot be taken "
+            "off (free stock cannot go below zero). Nothing changed."
+        )
+
+
 class InvalidProduct(DomainError):
     message = "That product is not valid."
     status = 400

@@ -173,6 +173,10 @@ class OrderLine(me.EmbeddedDocument):
     ticket = me.EmbeddedDocumentField(Ticket)
     # Set once what the line sold is back on sale (a canceled paid order).
     returned_at = me.DateTimeField()
+    # A ticket scanned at the door: when and by whom (unset by an undo);
+    # written only by shop.services.admissions.
+    admitted_at = me.DateTimeField()
+    admitted_by = me.StringField()
 
 
 class PaymentAttempt(me.EmbeddedDocument):

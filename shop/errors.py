@@ -136,6 +136,50 @@ class RefundFailed(DomainError):
     )
 
 
+# --- Admission at the door (shop.services.admissions) ------------------------
+
+
+class UnknownTicket(DomainError):
+    status = 404
+    message = "No ticket has this code. Check it and type it again."
+
+
+class TicketForAnotherPerformance(DomainError):
+    status = 409
+
+    def __init__(self, show: str, start):
+        from django.utils import timezone
+
+        when = timezone.localtime(start).strftime("%a %d %b %H:%M")
+        super().__init__(f"Wrong performance: this ticket is for {show}, {when}.")
+
+
+class TicketRefunded(DomainError):
+    status = 409
+    message = "Refunded: this ticket's order was canceled, so it does not admit."
+
+
+class TicketUnpaid(DomainError):
+    status = 409
+    message = "Not paid: this ticket's order was never paid, so it does not admit."
+
+
+class TicketAlreadyAdmitted(DomainError):
+    status = 409
+
+    def __init__(self, at, by: str):
+        from django.utils import timezone
+
+        self.at, self.by = at, by
+        when = timezone.localtime(at).strftime("%H:%M")
+        super().__init__(f"Already admitted at {when} by {by}.")
+
+
+class TicketNotAdmitted(DomainError):
+    status = 409
+    message = "This ticket has not been admitted: there is nothing to undo."
+
+
 # --- Not found: the 404's reason (never shown to the shopper as such) ----------
 
 NO_SUCH_PRODUCT = "No such product."

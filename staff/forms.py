@@ -14,6 +14,32 @@ class ReasonForm(forms.Form):
     )
 
 
+class SeatsForm(forms.Form):
+    """Seats ticked on the staff seat map (``seat``: "row-col" keys) and, to
+    block them, a reason."""
+
+    reason = forms.CharField(required=False, max_length=200, strip=True)
+
+    def __init__(self, data=None, *, need_reason: bool = False):
+        super().__init__(data)
+        self.need_reason = need_reason
+        self.keys = data.getlist("seat") if data is not None else []
+
+    def clean(self):
+        seats = []
+        for key in self.keys[:200]:
+            row, _, col = key.partition("-")
+            if not (row.isdigit() and col.isdigit()):
+                raise forms.ValidationError(f"{key!r} is not a seat of this map.")
+            seats.append((int(row), int(col)))
+        if not seats:
+            raise forms.ValidationError("Tick the seats first.")
+        if self.need_reason and not self.cleaned_data.get("reason"):
+            raise forms.ValidationError("Give a reason to block seats.")
+        self.cleaned_data["seats"] = sorted(set(seats))
+        return self.cleaned_data
+
+
 class OrderFilterForm(forms.Form):
     q = forms.CharField(
         required=False, max_length=120, label="Order number, email or ticket code"
@@ -52,3 +78,162 @@ class OrderFilterForm(forms.Form):
         if since and until and since > until:
             raise forms.ValidationError("The start date is after the end date.")
         return data
+
+
+# --- Box office -----------------------------------------------------------------
+
+
+class PerformanceFilterForm(forms.Form):
+    when = forms.ChoiceField(
+        required=False,
+        choices=[("upcoming", "Upcoming"), ("past", "Past")],
+        label="Performances",
+    )
+    show = forms.CharField(required=False, max_length=160, label="Show")
+    theater = forms.ChoiceField(required=False, label="Theater")
+    day = forms.DateField(
+        required=False, label="Date", widget=forms.DateInput(attrs={"type": "date"})
+    )
+
+    def __init__(self, *args, theaters=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["theater"].choices = [("", "Any theater")] + [
+            (t.theater_id, t.name) for t in theaters
+        ]
+
+
+class ScheduleForm(forms.Form):
+    """A performance: theater, show, start, end, and one price per zone of the
+    chosen theater (fields ``price_<zone>``, added for that theater)."""
+
+    theater = forms.ChoiceField(label="Theater")
+    show = forms.CharField(max_length=160, label="Show")
+    start = forms.DateTimeField(
+        label="Starts", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+    )
+    end = forms.DateTimeField(
+        label="Ends", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+    )
+
+    def __init__(self, *args, theaters=(), chosen=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["theater"].choices = [(t.theater_id, t.name) for t in theaters]
+        self.zones = chosen.zones if chosen else ()
+        for code, name in self.zones:
+            self.fields[f"price_{code}"] = forms.DecimalField(
+                label=f"Price, {name} (£)",
+                min_value=0,
+                max_digits=8,
+                decimal_places=2,
+            )
+
+    def clean(self):
+        data = super().clean()
+        start, end = data.get("start"), data.get("end")
+        if start and end and end <= start:
+            self.add_error("end", "A performance must end after it starts.")
+        return data
+
+    def prices(self) -> dict:
+        return {code: self.cleaned_data[f"price_{code}"] for code, _ in self.zones}
+
+
+class TicketCodeForm(forms.Form):
+    code = forms.CharField(
+        max_length=40,
+        strip=True,
+        label="Ticket code",
+        error_messages={"required": "Type or scan a ticket code."},
+        widget=forms.TextInput(
+            attrs={
+                "autocomplete": "off",
+                "autocapitalize": "characters",
+                "spellcheck": "false",
+                "autofocus": True,
+                "enterkeyhint": "go",
+            }
+        ),
+    )
+
+
+class UndoAdmissionForm(forms.Form):
+    code = forms.CharField(max_length=40, strip=True)
+    reason = forms.CharField(max_length=500, required=False, strip=True)
+
+
+# --- Stock ------------------------------------------------------------------------
+
+
+class StockSearchForm(forms.Form):
+    q = forms.CharField(required=False, max_length=120, label="Item, title or SKU")
+    store = forms.ChoiceField(required=False, label="Store")
+
+    def __init__(self, *args, stores=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["store"].choices = [("", "Online only")] + [
+            (s.store_id, f"{s.name} ({s.city})" if s.city else s.name) for s in stores
+        ]
+
+
+class ReceiveForm(forms.Form):
+    quantity = forms.IntegerField(
+        min_value=1, max_value=1_000_000, label="Units received"
+    )
+    note = forms.CharField(
+        required=False, max_length=200, label="Note (delivery, supplier)"
+    )
+
+
+class AdjustForm(forms.Form):
+    kind = forms.ChoiceField(
+        label="Reason",
+        choices=[
+            ("damaged", "Damaged (units leave)"),
+            ("correction", "Count correction"),
+        ],
+    )
+    delta = forms.IntegerField(
+        label="Change in units (negative: fewer)",
+        min_value=-1_000_000,
+        max_value=1_000_000,
+    )
+    note = forms.CharField(
+        max_length=200,
+        label="Details (kept in the audit trail)",
+        error_messages={
+            "required": "Say what happened: it is kept in the audit trail."
+        },
+    )
+
+    def clean(self):
+        data = super().clean()
+        delta, kind = data.get("delta"), data.get("kind")
+        if delta == 0:
+            self.add_error("delta", "An adjustment changes at least one unit.")
+        elif kind == "damaged" and delta is not None and delta > 0:
+            self.add_error(
+                "delta", "Damaged units leave stock: give a negative number."
+            )
+        return data
+
+
+class ThresholdForm(forms.Form):
+    threshold = forms.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=1_000_000,
+        label="Low-stock threshold (empty: the default)",
+    )
+
+
+class StoreStockForm(forms.Form):
+    store = forms.ChoiceField(label="Store")
+    quantity = forms.IntegerField(
+        min_value=0, max_value=1_000_000, label="Units in the store"
+    )
+
+    def __init__(self, *args, stores=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["store"].choices = [
+            (s.store_id, f"{s.name} ({s.city})" if s.city else s.name) for s in stores
+        ]

@@ -38,6 +38,8 @@ def _context(request, **extra):
                 "release_carts",
                 "view_jobs",
                 "run_jobs",
+                "manage_sessions",
+                "manage_stock",
             )
         },
         **extra,

@@ -5,7 +5,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-from catalog.documents import Inventory, StockHoldDoc, StockMovement, hold_id
+from django.conf import settings
+
+from catalog.documents import (
+    Inventory,
+    StockHoldDoc,
+    StockMovement,
+    StockThreshold,
+    hold_id,
+)
 
 
 @dataclass(frozen=True)
@@ -57,22 +65,112 @@ def stock_free(*, skus: Iterable[str]) -> dict[str, int]:
     return {doc["_id"]: doc["quantity"] for doc in found}
 
 
-def stock_level(*, sku: str) -> StockLevel | None:
-    doc = _inventories().find_one({"_id": sku}, {"takes": 0, "gives": 0})
-    if doc is None:
-        return None
-    held = holders = 0
-    for hold in _holds().find({"sku": sku, "quantity": {"$gt": 0}}, {"quantity": 1}):
-        held += hold["quantity"]
-        holders += 1
+# What a SKU's level is read from: the counters on its inventory (free,
+# sold, received) and its hold documents (held, holders).
+_LEVEL_FIELDS = {"quantity": 1, "sold": 1, "received": 1}
+
+
+def _level(doc: dict, held: int, holders: int) -> StockLevel:
     return StockLevel(
-        sku=sku,
+        sku=doc["_id"],
         free=doc["quantity"],
         held=held,
         sold=doc.get("sold", 0),
         received=doc.get("received", 0),
         holders=holders,
     )
+
+
+def stock_level(*, sku: str) -> StockLevel | None:
+    return stock_levels(skus=[sku]).get(sku)
+
+
+def stock_levels(*, skus: Iterable[str]) -> dict[str, StockLevel]:
+    """The levels of many SKUs (two queries: inventories, then their holds on
+    the ``sku`` index); SKUs without online stock are absent."""
+    docs = list(_inventories().find({"_id": {"$in": list(skus)}}, _LEVEL_FIELDS))
+    held: dict[str, list[int]] = defaultdict(list)
+    found = _holds().find(
+        {"sku": {"$in": [d["_id"] for d in docs]}, "quantity": {"$gt": 0}},
+        {"sku": 1, "quantity": 1},
+    )
+    for hold in found:
+        held[hold["sku"]].append(hold["quantity"])
+    return {d["_id"]: _level(d, sum(held[d["_id"]]), len(held[d["_id"]])) for d in docs}
+
+
+@dataclass(frozen=True)
+class LowStock:
+    sku: str
+    free: int
+    threshold: int
+
+
+def stock_thresholds(*, skus: Iterable[str]) -> dict[str, int]:
+    """The SKUs' own low-stock thresholds (SKUs on the default are absent)."""
+    found = StockThreshold.coll().find({"_id": {"$in": list(skus)}})
+    return {doc["_id"]: doc["threshold"] for doc in found}
+
+
+def stock_low(*, default: int | None = None, limit: int = 100) -> list[LowStock]:
+    """SKUs whose free units are under their threshold, fewest free first.
+
+    The threshold is the SKU's own (``StockThreshold``) or ``default``
+    (settings.LOW_STOCK_THRESHOLD). Index-served: inventories under the
+    default (index on ``quantity``), then the few SKUs whose own threshold
+    is higher than the default.
+    """
+    default = settings.LOW_STOCK_THRESHOLD if default is None else default
+    under = list(
+        _inventories()
+        .find({"quantity": {"$lt": default}}, {"quantity": 1})
+        .sort([("quantity", 1), ("_id", 1)])
+        .limit(limit * 2)
+    )
+    own = stock_thresholds(skus=[doc["_id"] for doc in under])
+    higher = {
+        doc["_id"]: doc["threshold"]
+        for doc in StockThreshold.coll().find({"threshold": {"$gt": default}})
+    }
+    found = {
+        doc["_id"]: LowStock(doc["_id"], doc["quantity"], own.get(doc["_id"], default))
+        for doc in under
+        if doc["quantity"] < own.get(doc["_id"], default)
+    }
+    for doc in _inventories().find({"_id": {"$in": list(higher)}}, {"quantity": 1}):
+        if doc["quantity"] < higher[doc["_id"]]:
+            found[doc["_id"]] = LowStock(
+                doc["_id"], doc["quantity"], higher[doc["_id"]]
+            )
+    return sorted(found.values(), key=lambda low: (low.free, low.sku))[:limit]
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    seq: int
+    quantity: int
+    kind: str
+    note: str
+    at: datetime
+    voided: bool
+
+
+def stock_ledger(*, sku: str, limit: int = 20) -> list[LedgerEntry]:
+    """A SKU's latest ledger entries, newest first (voided: refused)."""
+    doc = _inventories().find_one({"_id": sku}, {"voided": 1}) or {}
+    voided = set(doc.get("voided") or [])
+    found = StockMovement.coll().find({"sku": sku}).sort("seq", -1).limit(limit)
+    return [
+        LedgerEntry(
+            seq=e["seq"],
+            quantity=e["quantity"],
+            kind=e.get("kind", "receipt"),
+            note=e.get("note", ""),
+            at=e["at"],
+            voided=e["seq"] in voided,
+        )
+        for e in found
+    ]
 
 
 def stock_hold(*, sku: str, cart_id: str) -> StockHold | None:
@@ -122,8 +220,9 @@ def stock_problems() -> list[StockProblem]:
     sold == received``, where ``held`` counts the holds' units and the moves
     in flight (a take the hold has not applied, a give-back or transfer the
     other side has not); and ``received`` equals the sum of the ledger
-    entries applied so far. Read from several documents: meant for a quiet
-    moment (under traffic a move between two reads shows for a moment).
+    entries applied so far, voided (refused) ones left out. Read from several
+    documents: meant for a quiet moment (under traffic a move between two
+    reads shows for a moment).
     """
     ledger: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for entry in StockMovement.coll().find({}, {"sku": 1, "seq": 1, "quantity": 1}):
@@ -136,7 +235,12 @@ def stock_problems() -> list[StockProblem]:
     for sku, doc in inventories.items():
         free, sold = doc["quantity"], doc.get("sold", 0)
         received = doc.get("received", 0)
-        applied = sum(q for seq, q in ledger[sku] if seq <= doc.get("ledger_seq", 0))
+        voided = set(doc.get("voided") or [])
+        applied = sum(
+            q
+            for seq, q in ledger[sku]
+            if seq <= doc.get("ledger_seq", 0) and seq not in voided
+        )
         if free < 0:
             problems.append(StockProblem(sku, f"negative free quantity {free}"))
         if any(h["quantity"] < 0 for h in holds.values() if h["sku"] == sku):

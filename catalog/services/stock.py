@@ -41,6 +41,7 @@ from catalog import faults
 from catalog.documents import Inventory, StockHoldDoc, StockMovement, hold_id
 from catalog.errors import (
     AlreadyReserved,
+    FreeStockShort,
     InvalidQuantity,
     NotStocked,
     OutOfStock,
@@ -671,21 +672,42 @@ def _ensure_inventory(sku: str, now: datetime) -> None:
 def _apply_next(sku: str, seq: int) -> bool:
     """Apply ledger entry ``seq`` if the inventory has applied ``seq - 1``.
 
-    Guard: ``ledger_seq == seq - 1`` (entries apply once, in order); effect:
-    its units become free stock and count as received.
+    Guard: ``ledger_seq == seq - 1`` (entries apply once, in order) and, for
+    units leaving (a negative adjustment), ``quantity >= units``; effect: the
+    units join or leave free stock and count in ``received``. An adjustment
+    the free units cannot cover is voided instead, by the opposite guard:
+    ``ledger_seq`` moves on and ``voided`` lists it, in one update, so the
+    ledger never stalls and a refused entry never counts. True if applied.
     """
     entry = _ledger().find_one({"sku": sku, "seq": seq})
     if entry is None:
         return False
-    result = _inventories().update_one(
-        {"_id": sku, "ledger_seq": seq - 1},
-        {
-            "$inc": {"quantity": entry["quantity"], "received": entry["quantity"]},
-            "$set": {"ledger_seq": seq, "modified_at": entry["at"]},
-        },
-    )
+    units = entry["quantity"]
+    applied = False
+    for _ in range(_ATTEMPTS * 4):
+        guard: dict = {"_id": sku, "ledger_seq": seq - 1}
+        if units < 0:
+            guard["quantity"] = {"$gte": -units}
+        result = _inventories().update_one(
+            guard,
+            {
+                "$inc": {"quantity": units, "received": units},
+                "$set": {"ledger_seq": seq, "modified_at": entry["at"]},
+            },
+        )
+        if result.modified_count or units > 0:
+            applied = bool(result.modified_count)
+            break
+        voided = _inventories().update_one(
+            {"_id": sku, "ledger_seq": seq - 1, "quantity": {"$lt": -units}},
+            {"$set": {"ledger_seq": seq}, "$push": {"voided": seq}},
+        )
+        if voided.modified_count or not _inventories().count_documents(
+            {"_id": sku, "ledger_seq": seq - 1}, limit=1
+        ):
+            break  # decided, here or by another process
     _ledger().update_one({"_id": entry["_id"]}, {"$unset": {"pending": ""}})
-    return bool(result.modified_count)
+    return applied
 
 
 def _settle(sku: str) -> int:
@@ -696,6 +718,29 @@ def _settle(sku: str) -> int:
         if not _ledger().count_documents({"sku": sku, "seq": seq + 1}, limit=1):
             return seq
         _apply_next(sku, seq + 1)
+
+
+def _record(sku: str, quantity: int, kind: str, note: str, now: datetime) -> int:
+    """Write ledger entry ``n + 1`` of ``sku`` and apply it; its number."""
+    for _ in range(_ATTEMPTS * 4):
+        seq = _settle(sku) + 1
+        try:
+            _ledger().insert_one(
+                {
+                    "sku": sku,
+                    "seq": seq,
+                    "quantity": quantity,
+                    "kind": kind,
+                    "note": note[:200],
+                    "at": now,
+                    "pending": True,
+                }
+            )
+        except DuplicateKeyError:
+            continue  # another entry took this number: apply it, try the next
+        _apply_next(sku, seq)
+        return seq
+    raise RuntimeError(f"could not record stock of {sku}: too many concurrent entries")
 
 
 def stock_restock(
@@ -713,24 +758,40 @@ def stock_restock(
     quantity = _units(quantity)
     now = now or timezone.now()
     _ensure_inventory(sku, now)
-    for _ in range(_ATTEMPTS * 4):
-        seq = _settle(sku) + 1
-        try:
-            _ledger().insert_one(
-                {
-                    "sku": sku,
-                    "seq": seq,
-                    "quantity": quantity,
-                    "note": note[:200],
-                    "at": now,
-                    "pending": True,
-                }
-            )
-        except DuplicateKeyError:
-            continue  # another receipt took this number: apply it, try the next
-        _apply_next(sku, seq)
-        return seq
-    raise RuntimeError(f"could not restock {sku}: too many concurrent receipts")
+    return _record(sku, quantity, "receipt", note, now)
+
+
+# What an adjustment may be: units damaged (written off), or a stock count
+# that found more or fewer units than the books say.
+ADJUSTMENTS = ("damaged", "correction")
+
+
+def stock_correct(
+    *, sku: str, delta: int, kind: str, note: str = "", now: datetime | None = None
+) -> int:
+    """Adjust ``sku``'s units by ``delta`` (negative: units leave), as a ledger
+    entry of ``kind`` (one of ADJUSTMENTS), never a bare overwrite.
+
+    Invariant: free stock never goes negative, and only free units can leave
+    (held ones are a cart's, sold ones a buyer's). The entry is applied like
+    a receipt (``_apply_next``); one the free units cannot cover is voided
+    and this raises. Conservation holds throughout: ``received`` is the sum
+    of the entries applied. Returns the entry's number.
+
+    Raises InvalidQuantity (delta 0 or not whole, unknown kind), NotStocked,
+    FreeStockShort (with the units free).
+    """
+    if isinstance(delta, bool) or not isinstance(delta, int) or delta == 0:
+        raise InvalidQuantity("An adjustment is a whole number of units, not 0.")
+    if kind not in ADJUSTMENTS:
+        raise InvalidQuantity(f"An adjustment is one of: {', '.join(ADJUSTMENTS)}.")
+    if not _inventories().count_documents({"_id": sku}, limit=1):
+        raise NotStocked()
+    seq = _record(sku, delta, kind, note, now or timezone.now())
+    doc = _inventories().find_one({"_id": sku}, {"quantity": 1, "voided": 1})
+    if seq in (doc.get("voided") or []):
+        raise FreeStockShort(free=doc["quantity"], asked=-delta)
+    return seq
 
 
 def stock_open(

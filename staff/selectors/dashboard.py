@@ -9,12 +9,13 @@ stuck checkouts and refunds, SKUs under the threshold, the next performances.
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.conf import settings
+from django.urls import reverse
 from django.utils import timezone
 
 from activity.selectors import Funnel, funnel
 from booking.documents import Session
-from catalog.documents import Inventory
+from booking.selectors import COUNT_FIELDS, counts_of
+from catalog.selectors.stock import stock_low
 from shop.cart_state import lease_open
 from shop.documents import ACTIVE, PAID, PENDING, REFUNDING, Cart, Order
 from shop.services.common import lease_time
@@ -252,14 +253,7 @@ def occupancy(now: datetime, limit: int = 50) -> list[Occupancy]:
         Session.coll()
         .find(
             {"start": {"$gt": now}},
-            {
-                "name": 1,
-                "theater_name": 1,
-                "start": 1,
-                "seat_count": 1,
-                "sold": 1,
-                "held": 1,
-            },
+            {"name": 1, "theater_name": 1, "start": 1, **COUNT_FIELDS},
         )
         .sort([("start", 1), ("_id", 1)])
         .limit(limit)
@@ -270,11 +264,25 @@ def occupancy(now: datetime, limit: int = 50) -> list[Occupancy]:
             show=doc["name"],
             theater=doc["theater_name"],
             start=doc["start"],
-            seats=doc.get("seat_count", 0),
-            sold=doc.get("sold", 0),
-            held=doc.get("held", 0),
+            seats=counts.seats,
+            sold=counts.sold,
+            held=counts.held,
         )
         for doc in found
+        for counts in (counts_of(doc),)
+    ]
+
+
+def _low_stock() -> list[Attention]:
+    """SKUs under their threshold (catalog's ``stock_low``: each SKU's own
+    threshold or settings.LOW_STOCK_THRESHOLD)."""
+    return [
+        Attention(
+            "stock",
+            f"SKU {low.sku}: {low.free} left (under {low.threshold})",
+            reverse("staff:stock_sku", args=[low.sku]),
+        )
+        for low in stock_low(limit=20)
     ]
 
 
@@ -303,19 +311,7 @@ def needs_attention(
                 "refund", f"Refund not finished: order {raw['number']}", raw["number"]
             )
         )
-    threshold = settings.LOW_STOCK_THRESHOLD
-    for raw in (
-        Inventory.coll()
-        .find({"quantity": {"$lt": threshold}}, {"quantity": 1})
-        .sort("quantity", 1)
-        .limit(20)
-    ):
-        items.append(
-            Attention(
-                "stock",
-                f"SKU {raw['_id']}: {raw['quantity']} left (under {threshold})",
-            )
-        )
+    items.extend(_low_stock())
     for perf in performances:
         if perf.seats and (perf.sold + perf.held) >= SOLD_WELL * perf.seats:
             items.append(
@@ -323,6 +319,7 @@ def needs_attention(
                     "performance",
                     f"{perf.show}, {timezone.localtime(perf.start):%a %d %b %H:%M}: "
                     f"{perf.percent}% sold or held",
+                    reverse("staff:seat_map", args=[perf.session_id]),
                 )
             )
     live_ids = [raw["_id"] for raw in live_carts]

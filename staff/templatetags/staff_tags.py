@@ -12,3 +12,12 @@ def pounds(pence) -> str:
         return ""
     sign = "-" if value < 0 else ""
     return f"{sign}£{abs(value) / 100:,.2f}"
+
+
+@register.filter
+def get(mapping, key):
+    """``mapping[key]``, or "" when absent (a zone's colour on the seat map)."""
+    try:
+        return mapping.get(key, "")
+    except AttributeError:
+        return ""

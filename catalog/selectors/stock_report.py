@@ -1,0 +1,165 @@
+"""Stock per SKU for the back office: online levels (free / held / sold /
+received, from ``stock_levels``), the low-stock threshold, and what the
+stores hold (one store's count, and the sum over every store). Reads only.
+
+A search is bounded by its own index: a SKU (exact, or a prefix of the
+``_id``), an item id, words of a title (the summaries' keywords), a store's
+lines (index on ``store_id``); nothing scans.
+"""
+
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from catalog.documents import Item, StoreStock, Summary, Variant
+from catalog.facets import keywords_of
+from catalog.selectors.stock import StockLevel, stock_levels, stock_thresholds
+
+PAGE = 50
+
+
+@dataclass(frozen=True)
+class StockRow:
+    sku: str
+    item_id: str
+    title: str
+    attributes: dict
+    online: StockLevel | None  # None: not sold online
+    threshold: int
+    own_threshold: bool
+    store_quantity: int | None  # the chosen store's count (None: no line)
+    stores_total: int  # summed over every store
+    stores: int  # stores with a line for it
+
+    @property
+    def low(self) -> bool:
+        return self.online is not None and self.online.free < self.threshold
+
+
+def _store_lines(store_id: str) -> dict[str, int]:
+    found = StoreStock.coll().find({"store_id": store_id}, {"vars": 1})
+    return {v["sku"]: v["quantity"] for doc in found for v in doc.get("vars") or []}
+
+
+def _skus(q: str, store_lines: dict[str, int] | None, limit: int) -> list[str]:
+    """The SKUs a search names, in SKU order (at most ``limit``)."""
+    variants = Variant.coll()
+    if not q:
+        if store_lines is not None:
+            return sorted(store_lines)[:limit]
+        return [
+            v["_id"] for v in variants.find({}, {"_id": 1}).sort("_id").limit(limit)
+        ]
+    # A prefix as a range of the _id index (a regex is not index-served on
+    # every server).
+    prefix = {"_id": {"$gte": q, "$lt": q + "\uffff"}}
+    found = {v["_id"] for v in variants.find(prefix, {"_id": 1}).limit(limit)}
+    items = {q} | _titled(q, limit)
+    found |= {
+        v["_id"]
+        for v in variants.find({"item_id": {"$in": list(items)}}, {"_id": 1}).limit(
+            limit
+        )
+    }
+    if store_lines is not None:
+        found &= set(store_lines)
+    return sorted(found)[:limit]
+
+
+def _titled(q: str, limit: int) -> set[str]:
+    """Items whose title (or brand, category...) has the words of ``q``:
+    the summaries' keyword index, so every sellable item; never a scan."""
+    words = keywords_of(q)
+    if not words:
+        return set()
+    hits = Summary.coll().find({"keywords": {"$all": words}}, {"_id": 1})
+    return {doc["_id"] for doc in hits.limit(limit)}
+
+
+def stock_report(
+    *, q: str = "", store_id: str = "", limit: int = PAGE
+) -> list[StockRow]:
+    """Stock of the SKUs matching ``q`` (SKU or its start, item id, words of
+    the title), only those a store has a line for when ``store_id`` is given."""
+    q = (q or "").strip()
+    store_lines = _store_lines(store_id) if store_id else None
+    return _rows(_skus(q, store_lines, limit), store_lines)
+
+
+def stock_row(*, sku: str) -> StockRow | None:
+    """One SKU's row (None if the catalog has no such SKU)."""
+    rows = _rows([sku], None)
+    return rows[0] if rows and rows[0].item_id else None
+
+
+def _rows(skus: list[str], store_lines: dict[str, int] | None) -> list[StockRow]:
+    variants = {
+        v["_id"]: v
+        for v in Variant.coll().find(
+            {"_id": {"$in": skus}}, {"item_id": 1, "attributes": 1}
+        )
+    }
+    item_ids = list({v["item_id"] for v in variants.values()})
+    titles = {
+        i["_id"]: i["title"]
+        for i in Item.coll().find({"_id": {"$in": item_ids}}, {"title": 1})
+    }
+    totals = _store_totals(item_ids)
+    levels = stock_levels(skus=skus)
+    own = stock_thresholds(skus=skus)
+    default = settings.LOW_STOCK_THRESHOLD
+    rows = []
+    for sku in skus:
+        variant = variants.get(sku, {"item_id": "", "attributes": {}})
+        total, stores = totals.get(sku, (0, 0))
+        rows.append(
+            StockRow(
+                sku=sku,
+                item_id=variant["item_id"],
+                title=titles.get(variant["item_id"], ""),
+                attributes=variant.get("attributes") or {},
+                online=levels.get(sku),
+                threshold=own.get(sku, default),
+                own_threshold=sku in own,
+                store_quantity=None if store_lines is None else store_lines.get(sku),
+                stores_total=total,
+                stores=stores,
+            )
+        )
+    return rows
+
+
+def _store_totals(item_ids: list[str]) -> dict[str, tuple[int, int]]:
+    """Per SKU of these items: units over every store, and how many stores."""
+    rows = StoreStock.coll().aggregate(
+        [
+            {"$match": {"item_id": {"$in": item_ids}}},
+            {"$unwind": "$vars"},
+            {
+                "$group": {
+                    "_id": "$vars.sku",
+                    "quantity": {"$sum": "$vars.quantity"},
+                    "stores": {"$sum": 1},
+                }
+            },
+        ]
+    )
+    return {r["_id"]: (r["quantity"], r["stores"]) for r in rows}
+
+
+def sku_store_counts(*, sku: str) -> dict[str, int]:
+    """Each store's count of one SKU (stores without a line are absent)."""
+    variant = Variant.coll().find_one({"_id": sku}, {"item_id": 1})
+    if variant is None:
+        return {}
+    found = StoreStock.coll().find(
+        {"item_id": variant["item_id"]},
+        {"store_id": 1, "vars": {"$elemMatch": {"sku": sku}}},
+    )
+    return {
+        doc["store_id"]: doc["vars"][0]["quantity"] for doc in found if doc.get("vars")
+    }
+
+
+def sku_exists(*, sku: str) -> bool:
+    return bool(Variant.coll().count_documents({"_id": sku}, limit=1))

@@ -1,0 +1,131 @@
+"""What the box office does: schedule performances, admit tickets at the
+door (and undo a mistaken scan). Each action goes through the owner's
+service (booking's scheduling, the shop's admissions) and is recorded in
+the audit trail with who did it; permissions are the views' (staff.access).
+"""
+
+from datetime import datetime
+from decimal import Decimal
+
+from django.utils import timezone
+
+from booking.services.blocks import seats_block, seats_unblock
+from booking.services.layouts import session_schedule
+from booking.values import Seat, SeatBlock
+from shop.services.admissions import Admission, ticket_admission_undo, ticket_admit
+from staff.services.actions import actor_of
+from staff.services.audit import audit_record
+
+SESSION = "session"
+
+
+def staff_schedule_performance(
+    *,
+    user,
+    theater_id: str,
+    show: str,
+    start: datetime,
+    end: datetime,
+    prices: dict[str, Decimal],
+) -> str:
+    """Put a performance on sale (booking's ``session_schedule``: no overlap
+    in the theater, no start in the past); returns the session id."""
+    session_id = session_schedule(
+        theater_id=theater_id, show=show, start=start, end=end, prices=prices
+    )
+    audit_record(
+        action="performance scheduled",
+        object_kind=SESSION,
+        object_id=session_id,
+        after="on sale",
+        actor=actor_of(user),
+        reason="",
+        details={
+            "show": show.strip(),
+            "start": start.isoformat(),
+            "end": end.isoformat(),
+            "prices": {zone: str(price) for zone, price in prices.items()},
+        },
+    )
+    return session_id
+
+
+def _details(admission: Admission) -> dict:
+    return {
+        "code": admission.code,
+        "order": admission.number,
+        "seat": admission.seat,
+        "name": admission.name,
+    }
+
+
+def staff_admit(*, user, session_id: str, code: str, now=None) -> Admission:
+    """Admit a ticket at the door (the shop's ``ticket_admit``: one guarded
+    update, so of two scanners exactly one admits); recorded on the session."""
+    now = now or timezone.now()
+    admission = ticket_admit(
+        code=code, session_id=session_id, by=user.get_username(), now=now
+    )
+    audit_record(
+        action="ticket admitted",
+        object_kind=SESSION,
+        object_id=session_id,
+        before="not admitted",
+        after="admitted",
+        at=admission.admitted_at,
+        actor=actor_of(user),
+        reason="",
+        details=_details(admission),
+    )
+    return admission
+
+
+def staff_undo_admission(
+    *, user, session_id: str, code: str, reason: str = ""
+) -> Admission:
+    """Take back a mistaken scan: the ticket admits again."""
+    admission = ticket_admission_undo(code=code, session_id=session_id)
+    audit_record(
+        action="admission undone",
+        object_kind=SESSION,
+        object_id=session_id,
+        before="admitted",
+        after="not admitted",
+        actor=actor_of(user),
+        reason=(reason or "").strip()[:500] or "mistaken scan",
+        details=_details(admission),
+    )
+    return admission
+
+
+def _audit_block(action: str, user, block: SeatBlock, reason: str) -> None:
+    audit_record(
+        action=action,
+        object_kind=SESSION,
+        object_id=block.session_id,
+        after=", ".join(block.labels),
+        actor=actor_of(user),
+        reason=reason,
+        details={"seats": [f"{r}-{c}" for r, c in block.seats]},
+    )
+
+
+def staff_block_seats(
+    *, user, session_id: str, seats: list[Seat], reason: str
+) -> SeatBlock:
+    """Hold seats back for the house (booking's ``seats_block``: all free, all
+    blocked in one conditional update, or none) and audit it with the reason.
+    Raises what seats_block raises."""
+    block = seats_block(
+        session_id=session_id, seats=seats, reason=reason, by=actor_of(user)
+    )
+    _audit_block("seats blocked", user, block, reason)
+    return block
+
+
+def staff_unblock_seats(*, user, session_id: str, seats: list[Seat]) -> SeatBlock:
+    """Put blocked seats back on sale (booking's ``seats_unblock``, all or
+    none) and audit it. Raises what seats_unblock raises."""
+    block = seats_unblock(session_id=session_id, seats=seats, by=actor_of(user))
+    _audit_block("seats unblocked", user, block, "")
+    return block

@@ -1,0 +1,85 @@
+"""What a shop manager does to stock: receive units, adjust them with a
+reason, set a SKU's low-stock threshold, set a store's count. Each goes
+through the catalog's own service (the stock ledger, never a bare write of
+an inventory) and is recorded in the audit trail with who did it and why.
+"""
+
+from catalog.errors import UnknownSku
+from catalog.selectors.stock import stock_level
+from catalog.selectors.stock_report import sku_exists
+from catalog.services.stock import stock_correct, stock_restock
+from catalog.services.store_stock import store_stock_set
+from catalog.services.thresholds import stock_threshold_set
+from staff.services.actions import actor_of
+from staff.services.audit import audit_record
+
+SKU = "sku"
+
+
+def _free(sku: str) -> str | None:
+    level = stock_level(sku=sku)
+    return None if level is None else f"{level.free} free"
+
+
+def staff_receive_stock(*, user, sku: str, quantity: int, note: str = "") -> int:
+    """Receive ``quantity`` units (a restock: ledger entry, then applied) of a
+    SKU the catalog has (UnknownSku otherwise: a typo never opens stock)."""
+    if not sku_exists(sku=sku):
+        raise UnknownSku()
+    before = _free(sku)
+    seq = stock_restock(sku=sku, quantity=quantity, note=note)
+    audit_record(
+        action="stock received",
+        object_kind=SKU,
+        object_id=sku,
+        before=before,
+        after=_free(sku),
+        actor=actor_of(user),
+        reason=note.strip()[:500],
+        details={"quantity": quantity, "ledger": seq},
+    )
+    return seq
+
+
+def staff_adjust_stock(*, user, sku: str, delta: int, kind: str, note: str) -> int:
+    """Adjust by ``delta`` units with a reason (damaged, count correction);
+    refused (FreeStockShort) when free stock would go negative."""
+    before = _free(sku)
+    seq = stock_correct(sku=sku, delta=delta, kind=kind, note=note)
+    audit_record(
+        action=f"stock adjusted ({kind})",
+        object_kind=SKU,
+        object_id=sku,
+        before=before,
+        after=_free(sku),
+        actor=actor_of(user),
+        reason=note.strip()[:500],
+        details={"delta": delta, "ledger": seq},
+    )
+    return seq
+
+
+def staff_set_threshold(*, user, sku: str, threshold: int | None) -> None:
+    stock_threshold_set(sku=sku, threshold=threshold)
+    audit_record(
+        action="low-stock threshold set",
+        object_kind=SKU,
+        object_id=sku,
+        after="default" if threshold is None else str(threshold),
+        actor=actor_of(user),
+        reason="",
+    )
+
+
+def staff_set_store_stock(*, user, sku: str, store_id: str, quantity: int) -> None:
+    """A store's count of a SKU (a stock take for the nearest-store feature)."""
+    store_stock_set(store_id=store_id, sku=sku, quantity=quantity)
+    audit_record(
+        action="store stock set",
+        object_kind=SKU,
+        object_id=sku,
+        after=str(quantity),
+        actor=actor_of(user),
+        reason="",
+        details={"store": store_id},
+    )

@@ -1,0 +1,119 @@
+"""Adjustments through the stock ledger, low-stock thresholds, the staff's
+stock report."""
+
+import pytest
+from django.utils import timezone
+
+from catalog.errors import FreeStockShort, InvalidQuantity, NotStocked
+from catalog.selectors.stock import (
+    stock_ledger,
+    stock_level,
+    stock_low,
+    stock_problems,
+)
+from catalog.selectors.stock_report import sku_store_counts, stock_report
+from catalog.services.stock import stock_correct, stock_reserve, stock_restock
+from catalog.services.store_stock import store_stock_set
+from catalog.services.stores import store_save
+from catalog.services.summaries import summary_rebuild
+from catalog.services.thresholds import stock_threshold_set
+from tests.shop.factories import make_product
+
+
+def test_a_damaged_adjustment_is_a_negative_ledger_entry():
+    sku = make_product(sku="MUG-1", title="Mug", stock=10)
+    stock_correct(sku=sku, delta=-3, kind="damaged", note="dropped a box")
+    level = stock_level(sku=sku)
+    assert (level.free, level.received) == (7, 7)
+    entry = stock_ledger(sku=sku)[0]
+    assert (entry.quantity, entry.kind, entry.note, entry.voided) == (
+        -3,
+        "damaged",
+        "dropped a box",
+        False,
+    )
+    stock_correct(sku=sku, delta=2, kind="correction", note="found two")
+    assert stock_level(sku=sku).free == 9
+    assert stock_problems() == []
+
+
+def test_an_adjustment_cannot_take_held_or_missing_units():
+    sku = make_product(sku="MUG-2", stock=5)
+    stock_reserve(sku=sku, cart_id="cart-1", quantity=4, now=timezone.now())
+
+    with pytest.raises(FreeStockShort) as refused:
+        stock_correct(sku=sku, delta=-2, kind="damaged", note="broken")
+
+    assert "only 1 units are free" in refused.value.message
+    level = stock_level(sku=sku)
+    assert (level.free, level.held, level.received) == (1, 4, 5)  # nothing changed
+    assert stock_ledger(sku=sku)[0].voided  # kept, marked refused
+    assert stock_problems() == []
+    # The ledger goes on after a refused entry.
+    stock_restock(sku=sku, quantity=3)
+    stock_correct(sku=sku, delta=-4, kind="damaged", note="water")
+    assert stock_level(sku=sku).free == 0
+    assert stock_problems() == []
+
+
+@pytest.mark.parametrize(
+    ("delta", "kind", "error"),
+    [
+        (0, "damaged", InvalidQuantity),
+        (1.5, "damaged", InvalidQuantity),
+        (-1, "stolen", InvalidQuantity),
+    ],
+)
+def test_bad_adjustments_are_refused(delta, kind, error):
+    sku = make_product(sku="MUG-3", stock=5)
+    with pytest.raises(error):
+        stock_correct(sku=sku, delta=delta, kind=kind)
+    assert stock_level(sku=sku).free == 5
+
+
+def test_an_unstocked_sku_cannot_be_adjusted():
+    with pytest.raises(NotStocked):
+        stock_correct(sku="NOPE", delta=-1, kind="damaged")
+
+
+def test_low_stock_uses_each_skus_threshold_and_clears_on_receipt(settings):
+    settings.LOW_STOCK_THRESHOLD = 5
+    make_product(sku="A-1", stock=3)  # under the default
+    make_product(sku="B-1", stock=8)  # over the default...
+    make_product(sku="C-1", stock=2)  # under the default...
+    stock_threshold_set(sku="B-1", threshold=10)  # ...but under its own
+    stock_threshold_set(sku="C-1", threshold=1)  # ...but not under its own
+
+    assert [(low.sku, low.free, low.threshold) for low in stock_low()] == [
+        ("A-1", 3, 5),
+        ("B-1", 8, 10),
+    ]
+    stock_restock(sku="A-1", quantity=10)
+    assert [low.sku for low in stock_low()] == ["B-1"]
+    stock_threshold_set(sku="B-1", threshold=None)  # back to the default
+    assert stock_low() == []
+
+
+def test_the_stock_report_searches_by_sku_item_title_and_store():
+    make_product(sku="SNK-42", title="Canvas Sneaker", stock=10)
+    make_product(sku="SNK-43", title="Canvas Sneaker", stock=2)
+    make_product(sku="HAT-1", title="Felt hat", stock=1)
+    for item in ("item-SNK-42", "item-SNK-43", "item-HAT-1"):
+        summary_rebuild(item_id=item)  # title words are searched in summaries
+    store_save(store_id="s1", name="Soho", group="g", lng=-0.13, lat=51.51)
+    store_stock_set(store_id="s1", sku="SNK-43", quantity=6)
+
+    assert [r.sku for r in stock_report(q="SNK")] == ["SNK-42", "SNK-43"]
+    assert [r.sku for r in stock_report(q="felt")] == ["HAT-1"]
+    assert [r.sku for r in stock_report(q="canvas sneaker")] == ["SNK-42", "SNK-43"]
+    assert stock_report(q="umbrella") == []
+    assert [r.sku for r in stock_report(q="item-HAT-1")] == ["HAT-1"]
+    (row,) = stock_report(store_id="s1")
+    assert (row.sku, row.store_quantity, row.stores_total, row.stores) == (
+        "SNK-43",
+        6,
+        6,
+        1,
+    )
+    assert row.online.free == 2 and row.low  # default threshold 5
+    assert sku_store_counts(sku="SNK-43") == {"s1": 6}

@@ -1,0 +1,331 @@
+"""The box office and stock pages: what they show and what their actions do
+(each audited); refusals are clear and change nothing."""
+
+import re
+from datetime import timedelta
+
+import pytest
+from bson import ObjectId
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from booking.documents import Session
+from catalog.selectors.stock import stock_level
+from catalog.services.stores import store_save
+from catalog.services.summaries import summary_rebuild
+from shop.services.carts import cart_add_item
+from shop.services.orders import order_cancel
+from shop.services.tickets import cart_hold_seats
+from staff.roles import BOX_OFFICE, SHOP_MANAGER
+from tests.shop.factories import make_show
+from tests.staff.conftest import PASSWORD, ROLE_EMAILS, pay
+
+
+def login(role) -> Client:
+    client = Client()
+    assert client.login(username=ROLE_EMAILS[role], password=PASSWORD)
+    return client
+
+
+@pytest.fixture
+def box(staff_users):
+    return login(BOX_OFFICE)
+
+
+@pytest.fixture
+def manager(staff_users):
+    return login(SHOP_MANAGER)
+
+
+def _local(moment) -> str:
+    return timezone.localtime(moment).strftime("%Y-%m-%dT%H:%M")
+
+
+def _schedule(client, theater, start, hours=2, show="Twelfth Night"):
+    return client.post(
+        reverse("staff:schedule"),
+        {
+            "theater": theater,
+            "show": show,
+            "start": _local(start),
+            "end": _local(start + timedelta(hours=hours)),
+            "price_stalls": "42.50",
+            "price_circle": "18",
+        },
+    )
+
+
+# --- Box office -------------------------------------------------------------------
+
+
+def test_scheduling_puts_a_performance_on_sale_and_refuses_overlaps_and_the_past(
+    box, show, mongo_db
+):
+    theater = str(Session.objects.get(id=show).theater_id)
+    taken = Session.objects.get(id=show)
+    form = box.get(reverse("staff:schedule"), {"theater": theater}).content.decode()
+    assert "Price, Stalls (£)" in form and "Price, Circle (£)" in form
+
+    start = timezone.now() + timedelta(days=3)
+    response = _schedule(box, theater, start)
+    assert response.status_code == 302
+    new = mongo_db.sessions.find_one({"name": "Twelfth Night"})
+    assert response["Location"] == reverse("staff:seat_map", args=[str(new["_id"])])
+    assert str(new["prices"]["stalls"]) == "42.50"
+    entry = mongo_db.audit.find_one({"action": "performance scheduled"})
+    assert entry["actor"] == "staff:box@example.com"
+    assert entry["object_id"] == str(new["_id"])
+
+    clash = _schedule(box, theater, taken.start + timedelta(minutes=30))
+    assert clash.status_code == 409
+    assert "The theater is taken then: Hamlet plays" in clash.content.decode()
+    past = _schedule(box, theater, timezone.now() - timedelta(days=1))
+    assert past.status_code == 400
+    assert "cannot start in the past" in past.content.decode()
+    backwards = box.post(
+        reverse("staff:schedule"),
+        {"theater": theater, "show": "X", "start": _local(start), "end": _local(start)},
+    )
+    assert backwards.status_code == 400
+    assert "must end after it starts" in backwards.content.decode()
+    assert mongo_db.sessions.count_documents({}) == 2  # nothing else was created
+
+
+def test_the_performance_list_counts_seats_revenue_and_filters(box, show, product):
+    order = pay("anon:ann", session=show, seats=[(0, 0), (0, 1)])
+    cart_hold_seats(
+        owner="anon:bob", session_id=show, seats=((1, 1),), now=timezone.now()
+    )
+    page = box.get(reverse("staff:performances")).content.decode()
+    row = re.search(r"<tr>\s*<td><a href=[^>]+>Hamlet</a>.*?</tr>", page, re.S).group(0)
+    cells = re.findall(r'<td class="money">([^<]+)</td>', row)
+    assert cells[:4] == ["2", "1", "0", "14"]  # sold, held, blocked, free of 17
+    assert f"£{order.total}" in row
+    assert "18% sold or held" in row and "0 of 2 in" in row
+
+    assert (
+        "Hamlet"
+        not in box.get(
+            reverse("staff:performances"), {"show": "macbeth"}
+        ).content.decode()
+    )
+    assert (
+        "Hamlet"
+        in box.get(reverse("staff:performances"), {"show": "HAMLET"}).content.decode()
+    )
+    assert (
+        "Hamlet"
+        not in box.get(reverse("staff:performances"), {"when": "past"}).content.decode()
+    )
+
+
+def test_the_staff_seat_map_shows_each_seat_and_releases_a_carts_hold(
+    box, show, mongo_db
+):
+    order = pay("anon:ann", session=show, seats=[(0, 0)])
+    cart_hold_seats(
+        owner="anon:bob", session_id=show, seats=((1, 1),), now=timezone.now()
+    )
+    held_by = mongo_db.carts.find_one({"owner": "anon:bob"})["_id"]
+    page = box.get(reverse("staff:seat_map", args=[show])).content.decode()
+
+    assert f"Row A, seat 1, sold, order {order.number}" in page
+    assert f"Row B, seat 1, held by cart {held_by} until" in page
+    assert 'aria-label="Row A, seat 2, free"' in page
+    assert "Free: 15" in page and "Held: 1" in page and "Sold: 1" in page
+
+    release = reverse("staff:seat_map_release", args=[show, held_by])
+    assert box.post(release, {"reason": ""}).status_code == 302  # refused, kept
+    assert mongo_db.carts.find_one({"_id": held_by})["state"] == "active"
+    box.post(release, {"reason": "phone call: customer left"})
+    assert mongo_db.carts.find_one({"_id": held_by})["state"] == "expired"
+    page = box.get(reverse("staff:seat_map", args=[show])).content.decode()
+    assert 'aria-label="Row B, seat 1, free"' in page
+    entry = mongo_db.audit.find_one({"action": "staff released cart"})
+    assert entry["reason"] == "phone call: customer left"
+
+
+def test_check_in_admits_once_counts_refuses_and_undoes(box, show, mongo_db):
+    macbeth = make_show(show="Macbeth", hall="Other Hall")
+    other = pay("anon:x", session=macbeth, seats=[(0, 0)])
+    order = pay("anon:ann", session=show, seats=[(0, 0), (0, 1)])
+    refunded = pay("anon:bob", session=show, seats=[(0, 2)])
+    order_cancel(number=refunded.number, staff=True)
+    url = reverse("staff:check_in", args=[show])
+
+    first = box.post(url, {"code": order.codes[0].lower()})
+    assert first.status_code == 200
+    html = first.content.decode()
+    assert "Admit" in html and "Row A, seat 1" in html and "Ada Lovelace" in html
+    assert re.search(r"Admitted <strong>1</strong> of <strong>2</strong>", html)
+
+    again = box.post(url, {"code": order.codes[0]}, HTTP_HX_REQUEST="true")
+    assert again.status_code == 200  # htmx swaps no 4xx
+    assert 'id="scan"' in again.content.decode()
+    assert "<html" not in again.content.decode()  # the partial only
+    assert re.search(
+        r"Already admitted at \d\d:\d\d by box@example.com", again.content.decode()
+    )
+
+    for code, status, words in [
+        ("ZZZZ-ZZZZ-ZZZZ", 404, "No ticket has this code"),
+        (other.codes[0], 409, "Wrong performance: this ticket is for Macbeth"),
+        (refunded.codes[0], 409, "Refunded"),
+        ("", 400, "Type or scan a ticket code"),
+    ]:
+        refused = box.post(url, {"code": code})
+        assert refused.status_code == status
+        assert words in refused.content.decode()
+    counter = box.get(reverse("staff:check_in_counter", args=[show])).content.decode()
+    assert re.search(r"Admitted <strong>1</strong> of <strong>2</strong>", counter)
+
+    undo = box.post(
+        reverse("staff:check_in_undo", args=[show]), {"code": order.codes[0]}
+    )
+    assert undo.status_code == 302
+    counter = box.get(reverse("staff:check_in_counter", args=[show])).content.decode()
+    assert re.search(r"Admitted <strong>0</strong> of <strong>2</strong>", counter)
+    actions = [e["action"] for e in mongo_db.audit.find({"object_kind": "session"})]
+    assert actions == ["ticket admitted", "admission undone"]
+    assert box.post(url, {"code": order.codes[0]}).status_code == 200  # admits again
+
+
+def test_a_missing_performance_is_404(box):
+    missing = str(ObjectId())
+    assert box.get(reverse("staff:seat_map", args=[missing])).status_code == 404
+    assert box.get(reverse("staff:check_in", args=[missing])).status_code == 404
+    assert box.get(reverse("staff:seat_map", args=["nope"])).status_code == 404
+
+
+# --- Stock ------------------------------------------------------------------------
+
+
+def test_receive_adjust_and_refuse_a_negative_free_stock(manager, product, mongo_db):
+    sku_page = reverse("staff:stock_sku", args=[product])
+    cart_add_item(owner="anon:a", sku=product, quantity=45, now=timezone.now())
+    assert stock_level(sku=product).free == 5
+
+    response = manager.post(
+        reverse("staff:stock_adjust", args=[product]),
+        {"kind": "damaged", "delta": "-6", "note": "flood"},
+        follow=True,
+    )
+    assert "only 5 units are free" in response.content.decode()
+    assert stock_level(sku=product).free == 5  # nothing changed
+
+    manager.post(
+        reverse("staff:stock_adjust", args=[product]),
+        {"kind": "damaged", "delta": "-2", "note": "scuffed"},
+    )
+    manager.post(
+        reverse("staff:stock_receive", args=[product]),
+        {"quantity": "20", "note": "delivery 7"},
+    )
+    level = stock_level(sku=product)
+    assert (level.free, level.held, level.received) == (23, 45, 68)
+    page = manager.get(sku_page).content.decode()
+    assert "delivery 7" in page and "scuffed" in page and "(refused)" in page
+    assert "by staff:shop@example.com" in page  # the SKU's audit trail
+    actions = [e["action"] for e in mongo_db.audit.find({"object_kind": "sku"})]
+    assert actions == ["stock adjusted (damaged)", "stock received"]
+    received = mongo_db.audit.find_one({"action": "stock received"})
+    assert (received["before"], received["after"]) == ("3 free", "23 free")
+
+    bad = manager.post(
+        reverse("staff:stock_adjust", args=[product]),
+        {"kind": "damaged", "delta": "4", "note": "?"},
+        follow=True,
+    )
+    assert "Damaged units leave stock" in bad.content.decode()
+
+
+def test_low_stock_page_and_dashboard_follow_thresholds_and_receipts(
+    manager, product, settings
+):
+    settings.LOW_STOCK_THRESHOLD = 5
+    manager.post(reverse("staff:stock_threshold", args=[product]), {"threshold": "60"})
+    low = manager.get(reverse("staff:low_stock")).content.decode()
+    assert f">{product}</a>" in low
+    dashboard = manager.get(reverse("staff:dashboard")).content.decode()
+    assert f"SKU {product}: 50 left (under 60)" in dashboard
+
+    manager.post(reverse("staff:stock_receive", args=[product]), {"quantity": "15"})
+    assert (
+        "No SKU is low on stock"
+        in manager.get(reverse("staff:low_stock")).content.decode()
+    )
+    dashboard = manager.get(reverse("staff:dashboard")).content.decode()
+    assert f"SKU {product}:" not in dashboard
+
+
+def test_stock_search_and_a_stores_count(manager, product, mongo_db):
+    store_save(store_id="s1", name="Soho", group="g", lng=-0.13, lat=51.51)
+    manager.post(
+        reverse("staff:stock_store", args=[product]), {"store": "s1", "quantity": "9"}
+    )
+    summary_rebuild(item_id=f"item-{product}")
+    page = manager.get(reverse("staff:stock"), {"q": "sneaker", "store": "s1"})
+    html = page.content.decode()
+    assert f">{product}</a>" in html and "JC Sneaker" in html
+    assert re.search(r'<td class="money">9</td>', html)
+    assert mongo_db.audit.find_one({"action": "store stock set"})["details"] == {
+        "store": "s1"
+    }
+    none = manager.get(reverse("staff:stock"), {"q": "umbrella"}).content.decode()
+    assert "No SKU matches" in none
+
+
+def test_an_unknown_sku_is_not_received_and_has_no_page(manager, mongo_db):
+    response = manager.post(
+        reverse("staff:stock_receive", args=["NO-SUCH"]), {"quantity": "5"}
+    )
+    assert response.status_code == 404
+    assert mongo_db.inventories.count_documents({"_id": "NO-SUCH"}) == 0
+    assert manager.get(reverse("staff:stock_sku", args=["NO-SUCH"])).status_code == 404
+
+
+def test_an_orders_page_says_when_and_by_whom_each_ticket_was_admitted(box, show):
+    order = pay("anon:ann", session=show, seats=[(0, 0), (0, 1)])
+    box.post(reverse("staff:check_in", args=[show]), {"code": order.codes[1]})
+    page = box.get(reverse("staff:order", args=[order.number])).content.decode()
+    assert page.count("by box@example.com</td>") == 1
+
+
+def test_a_nearly_full_performance_links_to_its_seat_map(box, show, mongo_db):
+    mongo_db.sessions.update_one(
+        {"_id": ObjectId(show)},
+        {"$set": {"sold": 16, "seatsAvailable": 1}},  # the session's counters
+    )
+    page = box.get(reverse("staff:dashboard")).content.decode()
+    seat_map = reverse("staff:seat_map", args=[show])
+    assert re.search(rf'<a href="{seat_map}">Hamlet, [^<]*: 94% sold or held</a>', page)
+
+
+def test_staff_block_seats_that_shoppers_then_cannot_take(box, show, mongo_db):
+    block = reverse("staff:seat_map_block", args=[show])
+    assert box.post(block, {"seat": ["1-1", "1-2"]}).status_code == 302  # no reason
+    assert mongo_db.sessions.find_one({"_id": ObjectId(show)})["blocked"] == 0
+    box.post(block, {"seat": ["1-1", "1-2"], "reason": "House seats"})
+
+    page = box.get(reverse("staff:seat_map", args=[show])).content.decode()
+    assert 'aria-label="Row B, seat 2, blocked: House seats"' in page
+    assert "Blocked: 2" in page and "Free: 15" in page
+    entry = mongo_db.audit.find_one({"action": "seats blocked"})
+    assert entry["reason"] == "House seats" and entry["object_id"] == show
+    assert entry["actor"] == "staff:box@example.com"
+
+    shopper = Client()
+    seats = shopper.get(reverse("shop:session", args=[show])).content.decode()
+    button = re.search(r'<button id="seat-1-1"[^>]*>', seats).group(0)
+    assert "seat-taken" in button and 'aria-disabled="true"' in button
+    hold = reverse("shop:hold_seats", args=[show])
+    refused = shopper.post(hold, {"seat": "1-1"})
+    assert refused.status_code == 409
+    assert mongo_db.sessions.find_one({"_id": ObjectId(show)})["held"] == 0
+
+    box.post(reverse("staff:seat_map_unblock", args=[show]), {"seat": "1-1"})
+    assert shopper.post(hold, {"seat": "1-1"}).status_code in (200, 302)
+    doc = mongo_db.sessions.find_one({"_id": ObjectId(show)})
+    assert (doc["blocked"], doc["held"]) == (1, 1)
+    assert mongo_db.audit.count_documents({"action": "seats unblocked"}) == 1
