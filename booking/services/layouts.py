@@ -251,26 +251,31 @@ def session_create(
         theater_id=theater["_id"], theater=theater, version=version
     )
     result = Session.coll().insert_one(
-        {
-            "theater_id": theater["_id"],
-            "theater_name": theater["name"],
-            "layout_id": layout_id,
-            "name": show.strip(),
-            "description": description.strip(),
-            "start": start,
-            "end": end,
-            "prices": {code: Decimal128(_price(p)) for code, p in prices.items()},
-            "seats": theater["seats"],
-            "seatsAvailable": theater["seatsAvailable"],
-            "held": 0,
-            "sold": 0,
-            "blocked": 0,
-            "seat_count": theater["seatsAvailable"],
-            "version": 0,
-            "created_at": timezone.now(),
-        }
+        _new_session(theater, layout_id, show, description, start, end, prices)
     )
     return str(result.inserted_id)
+
+
+def _new_session(theater, layout_id, show, description, start, end, prices) -> dict:
+    """A session document at birth: every seat free, no hold, sale or block."""
+    return {
+        "theater_id": theater["_id"],
+        "theater_name": theater["name"],
+        "layout_id": layout_id,
+        "name": show.strip(),
+        "description": description.strip(),
+        "start": start,
+        "end": end,
+        "prices": {code: Decimal128(_price(p)) for code, p in prices.items()},
+        "seats": theater["seats"],
+        "seatsAvailable": theater["seatsAvailable"],
+        "held": 0,
+        "sold": 0,
+        "blocked": 0,
+        "seat_count": theater["seatsAvailable"],
+        "version": 0,
+        "created_at": timezone.now(),
+    }
 
 
 def session_schedule(
