@@ -815,7 +815,14 @@ def stock_open(
     now = now or timezone.now()
     _insert_new(_inventories(), [_new_inventory(sku, now) for sku in wanted])
     entries = [
-        {"sku": sku, "seq": 1, "quantity": q, "note": note[:200], "at": now}
+        {
+            "sku": sku,
+            "seq": 1,
+            "quantity": q,
+            "kind": "receipt",
+            "note": note[:200],
+            "at": now,
+        }
         for sku, q in wanted.items()
     ]
     opened = _insert_new(_ledger(), [{**e, "pending": True} for e in entries])
