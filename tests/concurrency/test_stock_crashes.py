@@ -8,8 +8,6 @@ is); then the reconciler and the expiry job run and every invariant must
 hold, nothing left in flight, every unit back on the shelf or sold.
 """
 
-from datetime import UTC, datetime, timedelta
-
 import pytest
 
 from catalog import faults as stock_faults
@@ -28,40 +26,23 @@ from shop.services.carts import (
     cart_remove_item,
     cart_set_quantity,
 )
-from shop.services.checkout import cart_checkout
 from shop.services.expiry import carts_expire
 from shop.services.reconcile import reservations_reconcile
 from tests.concurrency.cart_processes import run_until_crash
-from tests.shop.factories import SHIPPING, card, make_product
+from tests.concurrency.test_crash_recovery import (
+    ACCOUNT,
+    ALICE,
+    MUCH_LATER,
+    SOON,
+    T0,
+    crash_at,
+    setup_anonymous_and_account,
+    setup_cart,
+)
+from tests.concurrency.test_crash_recovery import _checkout as checkout
+from tests.shop.factories import make_product
 
 pytestmark = pytest.mark.concurrency
-
-T0 = datetime(2030, 1, 15, 12, 0, tzinfo=UTC)
-ALICE, ACCOUNT = "anon:alice", "user:1"
-SOON = T0 + timedelta(minutes=15)
-MUCH_LATER = T0 + timedelta(days=1)
-
-
-def setup_cart():
-    cart_add_item(owner=ALICE, sku="SHOE", quantity=2, now=T0)
-    return cart_add_item(owner=ALICE, sku="HAT", quantity=1, now=T0).cart_id
-
-
-def setup_anonymous_and_account():
-    cart_add_item(owner=ACCOUNT, sku="SHOE", quantity=1, now=T0)
-    return setup_cart()
-
-
-def checkout(cart_id):
-    cart_checkout(
-        owner=ALICE,
-        cart_id=cart_id,
-        email="crash@example.com",
-        shipping=SHIPPING,
-        card=card(),
-        now=T0,
-    )
-
 
 # point: (set-up returning an argument, the crashing work, units sold in the end)
 SCENARIOS = {
@@ -102,11 +83,6 @@ SCENARIOS = {
 
 def test_every_stock_fault_point_has_a_crash_scenario():
     assert sorted(SCENARIOS) == sorted(stock_faults.POINTS)
-
-
-def crash_at(point, work, arg):
-    faults.arm(point, "exit")
-    work(arg)
 
 
 def in_flight(mongo_db) -> int:
