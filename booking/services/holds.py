@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from bson import ObjectId
 from django.utils import timezone
 
-from booking.documents import TAG_MIN, SeatHolds
+from booking.documents import BLOCKED, FREE, TAG_MIN, SeatHolds
 from booking.values import Seat
 
 
@@ -43,15 +43,24 @@ def tag_of(key_: str) -> int:
 
 
 def write_intent(
-    oid: ObjectId, cart_id: str, tag: int, seats: Sequence[Seat], now: datetime
+    oid: ObjectId,
+    cart_id: str,
+    tag: int,
+    seats: Sequence[Seat],
+    now: datetime,
+    origin: int = FREE,
 ) -> bool:
     """Record that ``tag`` is about to be put on ``seats`` for the cart (one
-    upsert). Returns whether the document was created by this call."""
+    upsert). ``origin``: the state the seats are taken from (see
+    ``origin_of``). Returns whether the document was created by this call."""
+    entry: dict = {"seats": [list(s) for s in seats], "at": now}
+    if origin == BLOCKED:
+        entry["origin"] = BLOCKED
     result = holds_coll().update_one(
         {"_id": holds_id(oid, cart_id)},
         {
             "$set": {
-                f"holds.{key(tag)}": {"seats": [list(s) for s in seats], "at": now},
+                f"holds.{key(tag)}": entry,
                 "session_id": oid,
                 "cart_id": cart_id,
                 "at": now,
@@ -131,6 +140,23 @@ def retract(oid: ObjectId, cart_id: str, tag: int, created: bool) -> None:
 
 def read(oid: ObjectId, cart_id: str) -> dict | None:
     return holds_coll().find_one({"_id": holds_id(oid, cart_id)})
+
+
+def origin_of(entry: dict) -> int:
+    """The state a hold's seats go back to when it is released (its hold
+    ran out, was reconciled, or was given back): the state they were taken
+    from. FREE for a shopper's hold; BLOCKED for staff's hold of house
+    seats (``seats_hold(from_blocked=True)``), so a box-office sale that
+    stops before it is paid never puts a house seat on sale. A sold seat
+    returned by a refund is another move (``seats_return``: FREE)."""
+    return BLOCKED if entry.get("origin") == BLOCKED else FREE
+
+
+def origins(doc: dict | None) -> dict[int, int]:
+    """Each entry's tag -> the state its seats were taken from."""
+    return {
+        tag_of(k): origin_of(entry) for k, entry in (doc or {}).get("holds", {}).items()
+    }
 
 
 def candidates(doc: dict | None) -> dict[Seat, list[tuple[int, datetime]]]:

@@ -7,8 +7,10 @@ and the counters ``seatsAvailable``, ``held``, ``sold``, ``blocked``. Every
 change of seat state is ONE conditional update of the session whose filter
 carries the rule (each seat FREE to hold or block it; each seat carrying the
 cart's tag to release, commit, return or hand it over; each BLOCKED to
-unblock it) and whose update moves states and counters together. A
-modified count of 0 means the rule said no: nothing changed.
+unblock it, or for staff to hold it) and whose update moves states and
+counters together. A modified count of 0 means the rule said no: nothing
+changed. A released hold puts its seats back in the state they were held
+from (FREE, or BLOCKED: ``holds.origin_of``, the one place of that rule).
 
 The cart's side of a hold is its ``SeatHolds`` document (see
 ``booking.services.holds``). The order of writes of a hold: the intent
@@ -150,7 +152,7 @@ def _hold(
     seat ``was``, the performance not started). Returns None when refused
     but no seat turned out taken on a second look: the caller tries again."""
     tag = holds.new_tag()
-    created = holds.write_intent(oid, cart_id, tag, positions, now)
+    created = holds.write_intent(oid, cart_id, tag, positions, now, origin=was)
     faults.point("seats.after_intent")
     n = len(positions)
     counter = "blocked" if was == BLOCKED else "seatsAvailable"
@@ -202,7 +204,9 @@ def seats_hold(
     (BLOCKED with ``from_blocked``: staff selling seats held back) and the
     performance not started; the update puts t on them and moves n from
     ``seatsAvailable`` (or ``blocked``) to ``held``. A refused hold takes its
-    intent back. Invariants: see the module.
+    intent back. The intent records where the seats came from: a hold of
+    blocked seats that is released (run out, reconciled) puts them back
+    BLOCKED, never FREE (``holds.origin_of``). Invariants: see the module.
 
     Raises InvalidSeats (not 1..10 distinct (row, col) pairs of non-negative
     ints), InvalidRequest (bad cart id), SessionNotFound, SessionClosed,
@@ -259,6 +263,17 @@ def _targets(
     return found
 
 
+def _back_counts(moves: Sequence[tuple[Seat, int, int]], sign: int) -> dict:
+    """The counters of seats leaving ``held`` (``sign`` +1) or ``sold`` (-1)
+    for the states ``moves`` give them (FREE or BLOCKED)."""
+    blocked = sum(1 for _, _, becomes in moves if becomes == BLOCKED)
+    inc = {"held" if sign > 0 else "sold": -len(moves)}
+    inc["seatsAvailable"] = len(moves) - blocked
+    if blocked:
+        inc["blocked"] = blocked
+    return inc
+
+
 def _free_seats(
     oid: ObjectId,
     cart_id: str,
@@ -266,13 +281,16 @@ def _free_seats(
     stamps: Mapping[Seat, datetime] | None,
     sign: int,
 ) -> tuple[dict | None, list[tuple[Seat, datetime]]]:
-    """Move the cart's held (``sign`` +1) or sold (-1) seats back to FREE.
+    """Move the cart's held (``sign`` +1) seats back to the state they were
+    taken from (``holds.origin_of``: FREE, or BLOCKED for house seats staff
+    held), or its sold (-1) seats back to FREE.
 
     The one conditional update behind ``seats_release`` and ``seats_return``:
     the filter requires each seat to carry the cart's tag; the update sets
-    them FREE and moves n from ``held`` (or ``sold``) to ``seatsAvailable``.
-    Seats the cart does not have are skipped. Returns the session's header
-    (None when nothing was freed) and the seats freed with their stamps.
+    each seat's new state and moves n from ``held`` (or ``sold``) to
+    ``seatsAvailable`` and ``blocked``. Seats the cart does not have are
+    skipped. Returns the session's header (None when nothing was freed) and
+    the seats freed with their stamps.
     """
     state = None
     for _ in range(RETRIES):
@@ -280,10 +298,11 @@ def _free_seats(
         targets = _targets(doc, wanted, stamps, state, sign)
         if not targets:
             return None, []
-        n = len(targets)
-        counter = "held" if sign > 0 else "sold"
-        moves = [(s, sign * tag, FREE) for s, (tag, _) in targets.items()]
-        after = swap_states(oid, moves, {"seatsAvailable": n, counter: -n})
+        origins = holds.origins(doc) if sign > 0 else {}
+        moves = [
+            (s, sign * tag, origins.get(tag, FREE)) for s, (tag, _) in targets.items()
+        ]
+        after = swap_states(oid, moves, _back_counts(moves, sign))
         if after is None:
             state = read_state(oid)["seats"]  # ask the session which are the cart's
             continue
@@ -311,8 +330,10 @@ def seats_release(
     Seats the cart does not hold (already released, expired, never held) are
     skipped, so releasing twice is harmless; the result lists the seats this
     call released. One conditional update: each seat still carries the
-    cart's tag; they become FREE, ``held`` gives n back to
-    ``seatsAvailable``; then the entries that became history are pruned.
+    cart's tag; it goes back to the state it was held from (FREE, or BLOCKED
+    for house seats staff held: ``holds.origin_of``) and ``held`` gives n
+    back to ``seatsAvailable`` and ``blocked``; then the entries that became
+    history are pruned.
     Releasing one seat of a multi-seat hold leaves the others held. With
     ``expect_at`` (seat -> stamp, as the shop's reconciler read it) only
     seats of entries still carrying that stamp are released: a seat held
@@ -396,12 +417,29 @@ def seats_refresh(
     return stamped
 
 
+def _transfer_intents(oid, target: str, doc: dict, held: Mapping, now: datetime):
+    """The target's intents for the seats ``held`` (seat -> (old tag, at)):
+    one new tag per origin, so the seats keep where they go back to
+    (``holds.origin_of``). Returns (old tag -> new tag, [(new tag, created)])."""
+    origins = holds.origins(doc)
+    by_origin: dict[int, list[Seat]] = {}
+    for seat, (old, _) in held.items():
+        by_origin.setdefault(origins.get(old, FREE), []).append(seat)
+    tags = {origin: holds.new_tag() for origin in by_origin}
+    intents = [
+        (tags[o], holds.write_intent(oid, target, tags[o], sorted(seats), now, o))
+        for o, seats in by_origin.items()
+    ]
+    return {old: tags[origins.get(old, FREE)] for old, _ in held.values()}, intents
+
+
 def seats_transfer(*, session_id: str, from_cart_id: str, to_cart_id: str) -> SeatHold:
     """Hand every seat ``from_cart_id`` holds in the session to ``to_cart_id``.
 
     For the shop's cart merge at login. The target's intent (a new tag ->
     the seats) first; then ONE conditional update: each seat still carries
-    the source's tag and gets the target's, so no seat is FREE in between and
+    the source's tag and gets the target's (one new tag per origin, so the
+    seats keep where they go back to), so no seat is FREE in between and
     nobody else can take it; counters stay. Then the source's entries go.
     Returns the seats handed over (none if it held none).
 
@@ -422,13 +460,14 @@ def seats_transfer(*, session_id: str, from_cart_id: str, to_cart_id: str) -> Se
         held = _targets(doc, None, None, state, +1)
         if not held:
             return _result(_header(oid), h, target, [])
-        tag, now = holds.new_tag(), _now()
-        created = holds.write_intent(oid, target, tag, sorted(held), now)
+        now = _now()
+        new_tags, intents = _transfer_intents(oid, target, doc, held, now)
         faults.point("seats.after_transfer_intent")
-        moves = [(s, old, tag) for s, (old, _) in held.items()]
+        moves = [(s, old, new_tags[old]) for s, (old, _) in held.items()]
         after = swap_states(oid, moves, {})
         if after is None:
-            holds.retract(oid, target, tag, created)
+            for tag, created in intents:
+                holds.retract(oid, target, tag, created)
             continue
         faults.point("seats.after_transfer")
         holds.forget(oid, source, {s: t for s, (t, _) in held.items()}, doc)

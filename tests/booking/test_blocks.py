@@ -135,6 +135,63 @@ def test_staff_sell_a_blocked_seat_by_holding_it_from_blocked(session_id):
     assert selectors.session_invariant_violations() == []
 
 
+def test_a_released_hold_of_blocked_seats_puts_them_back_blocked_never_free(
+    session_id,
+):
+    block(session_id, [(0, 4), (0, 5)], reason="House seats")
+    services.seats_hold(session_id=session_id, cart_id="shopper", seats=[(1, 1)])
+    services.seats_hold(
+        session_id=session_id, cart_id="staff", seats=[(0, 4)], from_blocked=True
+    )
+
+    one = services.seats_release(session_id=session_id, cart_id="staff")
+    services.seats_release(session_id=session_id, cart_id="shopper")
+
+    assert one.positions == ((0, 4),)
+    assert seat_states(session_id)[(0, 4)] == ("blocked", None)
+    assert seat_states(session_id)[(1, 1)] == ("free", None)
+    c = counts(session_id)
+    assert (c.free, c.held, c.blocked) == (SMALL_SEATS - 2, 0, 2)
+    note = selectors.staff_seat_map(session_id=session_id).rows[0][4]
+    assert note.reason == "House seats"  # the block's note survived the hold
+    with pytest.raises(SeatsTaken):
+        services.seats_hold(session_id=session_id, cart_id="shopper", seats=[(0, 4)])
+    assert selectors.session_invariant_violations() == []
+
+
+def test_a_transferred_hold_keeps_where_each_seat_goes_back(session_id):
+    block(session_id, [(0, 4)])
+    services.seats_hold(session_id=session_id, cart_id="a", seats=[(1, 1)])
+    services.seats_hold(
+        session_id=session_id, cart_id="a", seats=[(0, 4)], from_blocked=True
+    )
+
+    moved = services.seats_transfer(
+        session_id=session_id, from_cart_id="a", to_cart_id="b"
+    )
+    services.seats_release(session_id=session_id, cart_id="b")
+
+    assert moved.positions == ((0, 4), (1, 1))
+    states = seat_states(session_id)
+    assert (states[(0, 4)], states[(1, 1)]) == (("blocked", None), ("free", None))
+    assert counts(session_id).blocked == 1
+    assert selectors.session_invariant_violations() == []
+
+
+def test_a_refund_of_seats_sold_from_blocked_puts_them_on_sale(session_id):
+    block(session_id, [(0, 4)])
+    services.seats_hold(
+        session_id=session_id, cart_id="staff", seats=[(0, 4)], from_blocked=True
+    )
+    services.seats_commit(session_id=session_id, cart_id="staff")
+
+    services.seats_return(session_id=session_id, cart_id="staff")
+
+    assert seat_states(session_id)[(0, 4)] == ("free", None)
+    assert counts(session_id).blocked == 0
+    assert selectors.session_invariant_violations() == []
+
+
 def test_the_staff_seat_map_names_each_seats_holder_buyer_and_blocker(session_id):
     held = services.seats_hold(session_id=session_id, cart_id="c1", seats=[(0, 0)])
     services.seats_hold(session_id=session_id, cart_id="c2", seats=[(0, 1)])
