@@ -221,6 +221,11 @@ class Order(Document):
     canceled_by = me.StringField()
     refund_reference = me.StringField()
     refunded_at = me.DateTimeField()
+    # Sold at the box office's counter (shop.payments.AtCounter): the method
+    # ("box_office"; absent for a card) and the customer it was sold to.
+    payment_method = me.StringField()
+    customer_name = me.StringField()
+    customer_phone = me.StringField()
 
     meta = {
         "collection": "orders",
@@ -277,3 +282,20 @@ class GatewayRefund(Document):
     at = me.DateTimeField(required=True)
 
     meta = {"collection": "test_gateway_refunds"}
+
+
+class CounterPayment(Document):
+    """Money taken or given back at the box office's counter, keyed by its
+    reference (shop.payments.box_office): the counter's own record, so a
+    charge is settled once per reference and can be looked up after a
+    crash, like a provider's."""
+
+    reference = me.StringField(primary_key=True)
+    kind = me.StringField(required=True)  # charge, refund
+    amount = me.Decimal128Field(required=True, precision=2)
+    currency = me.StringField(required=True)
+    by = me.StringField(default="")
+    charge_reference = me.StringField()
+    at = me.DateTimeField(required=True)
+
+    meta = {"collection": "box_office_payments"}

@@ -263,3 +263,34 @@ class TooManyLines(DomainError):
             f"A cart can have at most {limit} different products and "
             "performances. Check out this one, or remove something first."
         )
+
+
+# --- Box-office sales (shop/services/box_office.py) ----------------------------
+
+
+class CustomerInvalid(DomainError):
+    """A box-office sale's customer: a name and a valid email are needed."""
+
+    status = 400
+
+
+class NotHouseSeats(DomainError):
+    """A box-office sale of seats that are not blocked (free, held or sold)."""
+
+    status = 409
+
+    def __init__(self, labels=()):
+        seats = "; ".join(labels) or "Those seats"
+        verb = "is" if len(labels) == 1 else "are"
+        super().__init__(
+            f"{seats} {verb} not blocked. The box office sells blocked (house) "
+            "seats only: a free seat must be blocked first, a held or sold one "
+            "is someone else's. Nothing was sold."
+        )
+
+
+def box_office_sold(order) -> str:
+    return (
+        f"Sold to {order.customer_name}: order {order.number}, "
+        f"{len(order.codes or [])} ticket(s), confirmation sent to {order.email}."
+    )

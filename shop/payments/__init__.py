@@ -5,11 +5,19 @@
 default). A provider charges a card once per ``reference`` (a repeat returns
 the first result) and can look a charge up by reference, which is how a
 checkout interrupted after charging is finished later.
+
+A payment method other than a card: ``AtCounter``, money taken at the box
+office's counter by staff. Its provider (``provider(BOX_OFFICE)``,
+``shop.payments.box_office``) records the charge as settled there; the
+order remembers the method (``payment_method``) so that looking its charge
+up and refunding it go to the same provider. A card order has no method
+recorded and goes to the configured provider, as it always did.
 """
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import ClassVar
 
 from django.conf import settings
 from django.utils.module_loading import import_string
@@ -25,6 +33,8 @@ class Card:
     exp_month: int
     exp_year: int
     cvc: str
+    # The order records no method for a card: the configured provider's.
+    method: ClassVar[str | None] = None
 
     @property
     def last4(self) -> str:
@@ -44,8 +54,35 @@ class Card:
     def label(self) -> str:
         return f"{self.brand} ending {self.last4}"
 
+    def order_fields(self) -> dict:
+        """A card order records nothing beside its charge."""
+        return {}
+
     def __repr__(self) -> str:  # keep card numbers out of logs and tracebacks
         return f"Card({self.label})"
+
+
+BOX_OFFICE = "box_office"
+
+
+@dataclass(frozen=True)
+class AtCounter:
+    """Paid at the box office's counter (cash, or the counter's own
+    terminal): no card. ``by`` is the staff member who took the money; the
+    order carries the customer's ``name`` and, if given, ``phone``."""
+
+    by: str
+    name: str
+    phone: str = ""
+    method: ClassVar[str] = BOX_OFFICE
+    label: ClassVar[str] = "Box office"
+
+    def order_fields(self) -> dict:
+        """What the order records of this payment beside its charge."""
+        fields = {"payment_method": self.method, "customer_name": self.name}
+        if self.phone:
+            fields["customer_phone"] = self.phone
+        return fields
 
 
 @dataclass(frozen=True)
@@ -106,6 +143,13 @@ class PaymentProvider(ABC):
         failed); trying again later is fine."""
 
 
-def provider() -> PaymentProvider:
+def provider(method: str | None = None) -> PaymentProvider:
+    """The provider of a payment ``method`` (an order's ``payment_method``,
+    a payment's ``method``): the counter's for BOX_OFFICE, else the
+    configured one (cards)."""
+    if method == BOX_OFFICE:
+        from shop.payments.box_office import BoxOffice
+
+        return BoxOffice()
     path = getattr(settings, "SHOP_PAYMENT_PROVIDER", DEFAULT_PROVIDER)
     return import_string(path)()

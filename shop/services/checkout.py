@@ -64,7 +64,14 @@ from shop.errors import (
 )
 from shop.kinds import KINDS, lines_of
 from shop.kinds.base import money
-from shop.payments import Card, Charge, PaymentDeclined, PaymentError, provider
+from shop.payments import (
+    AtCounter,
+    Card,
+    Charge,
+    PaymentDeclined,
+    PaymentError,
+    provider,
+)
 from shop.services import owners
 from shop.services.common import (
     carts,
@@ -289,14 +296,18 @@ def _order_details(cart, *, email: str, shipping: dict | None) -> tuple[dict, di
     return details, {"codes": ""}
 
 
-def _order_for(run: _Run, *, email: str, shipping: dict | None, now) -> Order:
+def _order_for(
+    run: _Run, *, email: str, shipping: dict | None, now, payment=None
+) -> Order:
     """Step 3: this cart's order, created or brought up to date with the
     cart, with the run's attempt (``payment_attempts``: the charge's
-    reference; never back to an older one). Unique on cart id (and ticket
+    reference; never back to an older one) and what ``payment`` records
+    (a counter sale: its method and customer). Unique on cart id (and ticket
     codes: a code drawn twice, however unlikely, is drawn again)."""
     cart = run.cart
     for _ in range(3):
         details, unset = _order_details(cart, email=email, shipping=shipping)
+        details.update(payment.order_fields() if payment is not None else {})
         update = {"$set": {**details, "payment_attempts": run.attempt}}
         if unset:
             update["$unset"] = unset
@@ -436,10 +447,13 @@ def cart_checkout(
     cart_id: str,
     email: str,
     shipping: dict | None,
-    card: Card,
+    card: Card | AtCounter,
     now: datetime | None = None,
 ) -> Order:
     """Pay for the owner's cart and turn it into a paid order.
+
+    ``card``: the payment method, a card or ``AtCounter`` (a box-office
+    sale: settled at the counter, the order carries the customer's name).
 
     Invariants: the shopper pays today's catalog prices and has seen them;
     one order per cart (a repeated submit returns the same paid order); at
@@ -460,7 +474,7 @@ def cart_checkout(
     if isinstance(run, Order):
         return run
     faults.point("checkout.after_pending")
-    order = _prepare(run, email=email, shipping=shipping, now=now)
+    order = _prepare(run, email=email, shipping=shipping, now=now, payment=card)
     faults.point("checkout.after_order")
     run.renew(locked_at=now)
     reference = f"{order.number}-{order.payment_attempts}"
@@ -497,7 +511,9 @@ def _start(owner: str, cart_id: str, now, fixed) -> "_Run | Order":
     return run
 
 
-def _prepare(run: _Run, *, email: str, shipping: dict | None, now) -> Order:
+def _prepare(
+    run: _Run, *, email: str, shipping: dict | None, now, payment=None
+) -> Order:
     """Steps 2-3: re-price, check the holds, the order; any refusal reopens
     the cart (if this run still has it)."""
     try:
@@ -508,7 +524,7 @@ def _prepare(run: _Run, *, email: str, shipping: dict | None, now) -> Order:
             kind.ensure_held_lines(
                 cart_id=run.cart_id, lines=kind.lines(run.cart), now=now
             )
-        return _order_for(run, email=email, shipping=shipping, now=now)
+        return _order_for(run, email=email, shipping=shipping, now=now, payment=payment)
     except DomainError:
         _reopen(run.cart_id, now, run.attempt)
         raise
@@ -520,17 +536,21 @@ def _charged_order(cart_id: str, now: datetime) -> Order | None:
     order = Order.objects(cart_id=cart_id, state=PENDING_PAYMENT).first()
     if order is None or not order.payment_attempts:
         return None
-    charge = provider().lookup(reference=f"{order.number}-{order.payment_attempts}")
+    charge = provider(order.payment_method).lookup(
+        reference=f"{order.number}-{order.payment_attempts}"
+    )
     if charge is None or charge.outcome != "paid":
         return None
     return _fulfil(cart_id=cart_id, order=order, charge=charge, now=now)
 
 
-def _charge(order: Order, reference: str, card: Card, now: datetime, run) -> Charge:
-    """Step 4: charge the order once under ``reference``. Declined or failed:
-    the attempt is recorded, the cart reopens with its holds, PaymentFailed."""
+def _charge(order: Order, reference: str, card, now: datetime, run) -> Charge:
+    """Step 4: charge the order once under ``reference`` (with the provider
+    of the payment's method: a card's, or the counter's). Declined or
+    failed: the attempt is recorded, the cart reopens with its holds,
+    PaymentFailed."""
     try:
-        return provider().charge(
+        return provider(card.method).charge(
             reference=reference,
             amount=order.total,
             currency=order.currency,

@@ -132,7 +132,7 @@ def _start_refund(order: Order, *, staff: bool, now: datetime) -> dict | None:
 def _finish(order: Order, now: datetime) -> Order:
     """Steps 2-4 for a ``refunding`` order; each safe to repeat."""
     try:
-        provider().refund(
+        provider(order.payment_method).refund(
             reference=order.refund_reference,
             charge_reference=order.payment_reference,
             amount=order.total,

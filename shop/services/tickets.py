@@ -152,11 +152,20 @@ def _free_stale_holders(
 
 
 def _take_seats(
-    cart_id: str, session_id: str, wanted: tuple[Seat, ...], now: datetime
+    cart_id: str,
+    session_id: str,
+    wanted: tuple[Seat, ...],
+    now: datetime,
+    from_blocked: bool = False,
 ) -> SeatHold:
     for attempt in (1, 2):
         try:
-            return seats_hold(session_id=session_id, cart_id=cart_id, seats=wanted)
+            return seats_hold(
+                session_id=session_id,
+                cart_id=cart_id,
+                seats=wanted,
+                from_blocked=from_blocked,
+            )
         except SeatsAlreadyHeld:
             raise  # this cart's own seats: nobody to expire
         except SeatsTaken as exc:
@@ -229,6 +238,7 @@ def cart_hold_seats(
     session_id: str,
     seats: tuple[Seat, ...],
     now: datetime | None = None,
+    from_blocked: bool = False,
 ) -> SeatHold:
     """Hold ``seats`` of a session for the owner's cart and list them on it.
 
@@ -238,18 +248,21 @@ def cart_hold_seats(
     A seat another cart has whose hold ran out is freed first and the hold
     tried once more. Invariants: no seat in two carts; a cart lists only
     seats the session holds for it (outside the instant between the writes).
-    Returns the seats held.
+    Returns the seats held. ``from_blocked`` (a box-office sale): every
+    seat must be BLOCKED instead of FREE, and goes back BLOCKED if the hold
+    is released (booking's ``seats_hold``).
 
     Raises InvalidSeats (not 1..10 distinct (row, col) pairs), TooManySeats
     and TooManyLines (the caps), SessionNotFound, SessionClosed, SeatOffMap,
-    SeatsTaken, SeatsAlreadyHeld, CartPending, CartExpired, CartChanged.
+    SeatsTaken, SeatsAlreadyHeld, SeatsNotBlocked (``from_blocked``),
+    CartPending, CartExpired, CartChanged.
     """
     wanted = seat_positions(seats, limit=MAX_SEATS_PER_HOLD)
     now = utcnow(now)
     return _hold_for(
         owner,
         now,
-        lambda cart_id: _take_seats(cart_id, session_id, wanted, now),
+        lambda cart_id: _take_seats(cart_id, session_id, wanted, now, from_blocked),
         "tickets.after_hold",
         session_id=session_id,
         count=len(wanted),
