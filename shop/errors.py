@@ -287,10 +287,3 @@ class NotHouseSeats(DomainError):
             "seats only: a free seat must be blocked first, a held or sold one "
             "is someone else's. Nothing was sold."
         )
-
-
-def box_office_sold(order) -> str:
-    return (
-        f"Sold to {order.customer_name}: order {order.number}, "
-        f"{len(order.codes or [])} ticket(s), confirmation sent to {order.email}."
-    )

@@ -40,6 +40,29 @@ class SeatsForm(forms.Form):
         return self.cleaned_data
 
 
+class SaleForm(SeatsForm):
+    """A box-office sale: the blocked seats ticked on the staff seat map and
+    the customer they are sold to (the tickets are emailed to them)."""
+
+    name = forms.CharField(
+        max_length=150,
+        strip=True,
+        label="Customer's name",
+        error_messages={"required": "Give the customer's name."},
+    )
+    email = forms.EmailField(
+        max_length=254,
+        label="Customer's email",
+        error_messages={
+            "required": "Give the customer's email: the tickets are sent there.",
+            "invalid": "That email address is not valid: the tickets are sent there.",
+        },
+    )
+    phone = forms.CharField(
+        required=False, max_length=40, strip=True, label="Phone (optional)"
+    )
+
+
 class OrderFilterForm(forms.Form):
     q = forms.CharField(
         required=False, max_length=120, label="Order number, email or ticket code"

@@ -33,6 +33,11 @@ urlpatterns = [
         name="seat_map_unblock",
     ),
     path(
+        "box-office/<str:session_id>/sell",
+        views_boxoffice.seat_map_sell,
+        name="seat_map_sell",
+    ),
+    path(
         "box-office/<str:session_id>/check-in",
         views_boxoffice.check_in,
         name="check_in",

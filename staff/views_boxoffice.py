@@ -14,6 +14,7 @@ from staff.access import staff_permission
 from staff.forms import (
     PerformanceFilterForm,
     ReasonForm,
+    SaleForm,
     ScheduleForm,
     SeatsForm,
     TicketCodeForm,
@@ -30,6 +31,7 @@ from staff.services.boxoffice import (
     staff_admit,
     staff_block_seats,
     staff_schedule_performance,
+    staff_sell_seats,
     staff_unblock_seats,
     staff_undo_admission,
 )
@@ -178,6 +180,28 @@ def seat_map_unblock(request, session_id):
         user=request.user, session_id=session_id, seats=form.cleaned_data["seats"]
     )
     messages.success(request, f"Back on sale: {'; '.join(block.labels)}.")
+    return redirect("staff:seat_map", session_id=session_id)
+
+
+@require_POST
+@staff_permission(SESSIONS)
+@answers_refusals(_back_to_map)
+def seat_map_sell(request, session_id):
+    form = valid(SaleForm(request.POST))
+    data = form.cleaned_data
+    order = staff_sell_seats(
+        user=request.user,
+        session_id=session_id,
+        seats=data["seats"],
+        name=data["name"],
+        email=data["email"],
+        phone=data["phone"],
+    )
+    messages.success(
+        request,
+        f"Sold to {order.customer_name}: order {order.number}, tickets sent to "
+        f"{order.email}.",
+    )
     return redirect("staff:seat_map", session_id=session_id)
 
 

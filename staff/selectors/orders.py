@@ -78,6 +78,8 @@ _FIELDS = {
     "total": 1,
     "created_at": 1,
     "lines.kind": 1,
+    "payment_method": 1,
+    "customer_name": 1,
 }
 _NEWEST = [("created_at", -1), ("_id", -1)]
 

@@ -1,7 +1,8 @@
-"""What the box office does: schedule performances, admit tickets at the
-door (and undo a mistaken scan). Each action goes through the owner's
-service (booking's scheduling, the shop's admissions) and is recorded in
-the audit trail with who did it; permissions are the views' (staff.access).
+"""What the box office does: schedule performances, sell blocked seats to a
+named customer, admit tickets at the door (and undo a mistaken scan). Each
+action goes through the owner's service (booking's scheduling, the shop's
+box-office sale and admissions) and is recorded in the audit trail with who
+did it; permissions are the views' (staff.access).
 """
 
 from datetime import datetime
@@ -12,9 +13,11 @@ from django.utils import timezone
 from booking.services.blocks import seats_block, seats_unblock
 from booking.services.layouts import session_schedule
 from booking.values import Seat, SeatBlock
+from shop.documents import Order
 from shop.services.admissions import Admission, ticket_admission_undo, ticket_admit
+from shop.services.box_office import box_office_sell
 from staff.services.actions import actor_of
-from staff.services.audit import audit_record
+from staff.services.audit import acting_as, audit_record
 
 SESSION = "session"
 
@@ -129,3 +132,38 @@ def staff_unblock_seats(*, user, session_id: str, seats: list[Seat]) -> SeatBloc
     block = seats_unblock(session_id=session_id, seats=seats, by=actor_of(user))
     _audit_block("seats unblocked", user, block, "")
     return block
+
+
+def staff_sell_seats(
+    *, user, session_id: str, seats: list[Seat], name: str, email: str, phone: str
+) -> Order:
+    """Sell blocked seats to a named customer at the counter (the shop's
+    ``box_office_sell``: a staff cart holds them from BLOCKED, the shop's
+    checkout pays it "box office"); the order's state changes are audited
+    as this user's, and the sale on the performance. Raises what
+    box_office_sell raises (nothing sold)."""
+    actor = actor_of(user)
+    with acting_as(actor, "box office sale"):
+        order = box_office_sell(
+            session_id=session_id,
+            seats=seats,
+            name=name,
+            email=email,
+            phone=phone,
+            by=actor,
+        )
+    audit_record(
+        action="seats sold at the box office",
+        object_kind=SESSION,
+        object_id=session_id,
+        before="blocked",
+        after=f"order {order.number}",
+        actor=actor,
+        reason="",
+        details={
+            "order": order.number,
+            "customer": order.customer_name,
+            "seats": [line.ticket.label for line in order.lines if line.ticket],
+        },
+    )
+    return order

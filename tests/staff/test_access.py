@@ -93,6 +93,7 @@ POSTS = [
     ("staff:seat_map_release", ("session", "held_cart"), BOX),
     ("staff:seat_map_block", ("session",), BOX),
     ("staff:seat_map_unblock", ("session",), BOX),
+    ("staff:seat_map_sell", ("session",), BOX),
     ("staff:check_in", ("session",), BOX),
     ("staff:check_in_undo", ("session",), BOX),
     ("staff:schedule", (), BOX),
@@ -115,6 +116,11 @@ POST_DATA = {
     },
     "staff:seat_map_block": lambda w: {"seat": "1-1"},
     "staff:seat_map_unblock": lambda w: {"seat": "1-1"},
+    "staff:seat_map_sell": lambda w: {
+        "seat": "1-1",
+        "name": "Grace Hopper",
+        "email": "grace@example.com",
+    },
     "staff:stock_receive": lambda w: {"quantity": "3"},
     "staff:stock_adjust": lambda w: {"kind": "damaged", "delta": "-1", "note": "x"},
     "staff:stock_threshold": lambda w: {"threshold": "7"},
@@ -167,7 +173,7 @@ def test_posts(mongo_db, world, who, name, args, allowed):
     client = client_for(who)
     if name == "staff:check_in_undo" and who in allowed:
         admit(world)
-    if name == "staff:seat_map_unblock":
+    if name in ("staff:seat_map_unblock", "staff:seat_map_sell"):
         block(world)
     data = {"reason": "permission matrix", **POST_DATA.get(name, dict)(world)}
     response = _csrf_post(client, target, data)
