@@ -33,7 +33,8 @@ ROLES: dict[str, list[str]] = {
 # What each role may do, in words (the README and `createstaff --help`).
 ROLE_SUMMARIES = {
     BOX_OFFICE: "dashboard, orders (cancel and refund orders of tickets), live carts, "
-    "performances (schedule, seat map, release holds), check-in",
+    "performances (schedule, seat map, release holds, block and sell house seats), "
+    "check-in",
     SHOP_MANAGER: "dashboard, orders (cancel and refund orders of goods), live carts, "
     "stock (receive, adjust, low-stock thresholds, store counts)",
     ADMINISTRATOR: "everything: both kinds of refunds, scheduled jobs, staff accounts",

@@ -9,7 +9,8 @@ between leaves a blocked seat without its note (shown as "no reason
 recorded", harmless). Unblocking: BLOCKED -> FREE first, then the note goes;
 a note whose seat is not BLOCKED is history. Staff who sell a blocked seat
 hold it with ``seats_hold(..., from_blocked=True)`` (BLOCKED -> the cart's
-tag, in one update: no shopper can take it in between).
+tag, in one update: no shopper can take it in between); if that hold is
+released instead of sold, the seat goes back BLOCKED (``holds.origin_of``).
 """
 
 from __future__ import annotations
