@@ -80,7 +80,7 @@ def load_box_office(rows: int, performances: int) -> tuple[str, list[str]]:
     full = sessions[0]
     seats = [(r, c) for r in range(rows) for c in range(30)]
     orders = [_order(n, full, start, seats[n : n + 2]) for n in range(0, len(seats), 2)]
-    Order._get_collection().insert_many(orders)
+    Order.coll().insert_many(orders)
     return full, [code for order in orders for code in order["codes"]]
 
 
@@ -129,7 +129,7 @@ def load_stock(skus: int) -> None:
     from catalog.facets import keywords_of
     from catalog.services.stock import stock_open
 
-    Item._get_collection().insert_many(
+    Item.coll().insert_many(
         [
             {
                 "_id": f"item-{i}",
@@ -141,7 +141,7 @@ def load_stock(skus: int) -> None:
         ]
     )
     # Summaries carry the keyword index a title search uses.
-    Summary._get_collection().insert_many(
+    Summary.coll().insert_many(
         [
             {
                 "_id": f"item-{i}",
@@ -153,7 +153,7 @@ def load_stock(skus: int) -> None:
             for i in range(skus // 4)
         ]
     )
-    Variant._get_collection().insert_many(
+    Variant.coll().insert_many(
         [{"_id": f"SKU-{i:06d}", "item_id": f"item-{i // 4}"} for i in range(skus)]
     )
     threshold = settings.LOW_STOCK_THRESHOLD

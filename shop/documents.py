@@ -106,6 +106,10 @@ class Cart(Document):
     checkout_attempt = me.IntField(default=0, min_value=0)
     ended_at = me.DateTimeField()
 
+    def line_count(self) -> int:
+        """How many lines the cart lists, of every kind (the cart's cap)."""
+        return len(self.items or []) + len(self.tickets or [])
+
     meta = {
         "collection": "carts",
         "indexes": [

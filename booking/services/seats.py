@@ -318,6 +318,19 @@ def _wanted(seats) -> tuple[Seat, ...] | None:
     return checks.positions(seats, limit=MAX_SEATS_PER_REQUEST)
 
 
+def _cart_seats(session_id, cart_id, seats) -> tuple:
+    """The checked arguments of a service on one cart's seats: the seats
+    wanted (None: all the cart's), the cart id, the session's id and hall.
+    Raises InvalidSeats, InvalidRequest, SessionNotFound, SeatOffMap."""
+    wanted = _wanted(seats)
+    cart_id = checks.cart_id(cart_id)
+    oid = checks.session_oid(session_id)
+    h = hall_of_session(oid)
+    if wanted is not None:
+        check_on_map(h.layout, wanted)
+    return wanted, cart_id, oid, h
+
+
 def seats_release(
     *,
     session_id: str,
@@ -343,13 +356,8 @@ def seats_release(
     SessionNotFound, SeatOffMap, BoxOfficeBusy (the cart's own seats kept
     changing).
     """
-    wanted = _wanted(seats)
     stamps = _stamps(expect_at)
-    cart_id = checks.cart_id(cart_id)
-    oid = checks.session_oid(session_id)
-    h = hall_of_session(oid)
-    if wanted is not None:
-        check_on_map(h.layout, wanted)
+    wanted, cart_id, oid, h = _cart_seats(session_id, cart_id, seats)
     after, freed = _free_seats(oid, cart_id, wanted, stamps, +1)
     return _result(after or _header(oid), h, cart_id, freed)
 
@@ -369,12 +377,7 @@ def seats_return(
     Raises InvalidSeats, InvalidRequest (bad cart id), SessionNotFound,
     SeatOffMap, BoxOfficeBusy.
     """
-    wanted = _wanted(seats)
-    cart_id = checks.cart_id(cart_id)
-    oid = checks.session_oid(session_id)
-    h = hall_of_session(oid)
-    if wanted is not None:
-        check_on_map(h.layout, wanted)
+    wanted, cart_id, oid, h = _cart_seats(session_id, cart_id, seats)
     after, freed = _free_seats(oid, cart_id, wanted, None, -1)
     return _result(after or _header(oid), h, cart_id, freed)
 
@@ -506,12 +509,7 @@ def seats_commit(
     SeatOffMap, SeatsNotHeld (a seat neither held by nor sold to the cart:
     its hold expired), BoxOfficeBusy.
     """
-    wanted = _wanted(seats)
-    cart_id = checks.cart_id(cart_id)
-    oid = checks.session_oid(session_id)
-    h = hall_of_session(oid)
-    if wanted is not None:
-        check_on_map(h.layout, wanted)
+    wanted, cart_id, oid, h = _cart_seats(session_id, cart_id, seats)
     # Committing all: ask the session first (old entries are history).
     state = None if wanted is not None else read_state(oid)["seats"]
     for _ in range(RETRIES):

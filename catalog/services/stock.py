@@ -794,6 +794,24 @@ def stock_correct(
     return seq
 
 
+def _apply_openings(wanted: Mapping[str, int], now: datetime) -> None:
+    """Entry 1 of each SKU applied to its inventory, guarded on
+    ``ledger_seq == 0`` (an inventory applies its first entry once)."""
+    _inventories().bulk_write(
+        [
+            UpdateOne(
+                {"_id": sku, "ledger_seq": 0},
+                {
+                    "$inc": {"quantity": units, "received": units},
+                    "$set": {"ledger_seq": 1, "modified_at": now},
+                },
+            )
+            for sku, units in wanted.items()
+        ],
+        ordered=False,
+    )
+
+
 def stock_open(
     *, quantities: Mapping[str, int], note: str = "opening stock", now=None
 ) -> int:
@@ -829,19 +847,7 @@ def stock_open(
     skus = [entries[i]["sku"] for i in opened]
     if not skus:
         return 0
-    _inventories().bulk_write(
-        [
-            UpdateOne(
-                {"_id": sku, "ledger_seq": 0},
-                {
-                    "$inc": {"quantity": wanted[sku], "received": wanted[sku]},
-                    "$set": {"ledger_seq": 1, "modified_at": now},
-                },
-            )
-            for sku in skus
-        ],
-        ordered=False,
-    )
+    _apply_openings({sku: wanted[sku] for sku in skus}, now)
     _ledger().update_many(
         {"sku": {"$in": skus}, "seq": 1, "pending": True}, {"$unset": {"pending": ""}}
     )

@@ -8,6 +8,9 @@ from decimal import Decimal
 
 from bson.decimal128 import Decimal128
 
+from shop.cart_state import ACTIVE
+from shop.services.common import carts
+
 CENT = Decimal("0.01")
 
 
@@ -110,6 +113,54 @@ class LineKind(ABC):
             }
         ]
 
+    # --- the line pipeline's steps (run in order by shop.services.lines) ----
+    # Taking: ``take`` on the resource, then ``record`` on the cart; if the
+    # cart refuses, ``give_back``. Giving back: ``unlist`` from the cart, then
+    # ``give_back``. Moving to another cart (login): ``unlist`` from one,
+    # ``transfer`` on the resource, ``record`` on the other. Lines go in and
+    # out as the kind's embedded line documents.
+
+    @abstractmethod
+    def guard(self, line) -> dict:
+        """The line as read, as an ``$elemMatch`` of the cart's list: it no
+        longer matches once anyone changed the line."""
+
+    @abstractmethod
+    def take(self, *, cart_id: str, line, now: datetime):
+        """Hold on the resource what ``line`` lists, for the cart (more of
+        the same if it holds some already); returns the line as taken, priced
+        and named by the resource. Raises the resource's refusal."""
+
+    @abstractmethod
+    def record(self, *, cart_id: str, line, now: datetime) -> dict | None:
+        """List ``line`` (just taken) on the active cart, joining the cart's
+        line on the same resource; the cart after, or None if it refuses.
+        Raises a cap's refusal (nothing written)."""
+
+    def unlist(self, *, cart_id: str, line, sets: dict) -> bool:
+        """Take exactly this line (as read) off the active cart, setting
+        ``sets``; False when the line changed or the cart is not active."""
+        guard = self.guard(line)
+        return bool(
+            carts()
+            .update_one(
+                {"_id": cart_id, "state": ACTIVE, self.field: {"$elemMatch": guard}},
+                {"$pull": {self.field: guard}, "$set": sets},
+            )
+            .modified_count
+        )
+
+    @abstractmethod
+    def transfer(self, *, from_cart_id: str, to_cart_id: str, line, now: datetime):
+        """Hand what one cart holds for ``line`` to another cart, with nothing
+        free in between; the line as moved, or None when nothing could move
+        (the source gave it up, or the target holds the resource already)."""
+
+    def refill(self, *, line, target) -> object | None:
+        """What ``target`` (a cart) can take again of ``line`` when its hold
+        could not be moved; None: nothing (the default)."""
+        return None
+
     # --- the resource side ---------------------------------------------------
 
     @abstractmethod
@@ -118,8 +169,9 @@ class LineKind(ABC):
         can no longer be sold; its message is shown to the shopper."""
 
     @abstractmethod
-    def give_back(self, *, cart_id: str, line) -> None:
-        """Return exactly what this line holds (removing or clearing a line)."""
+    def give_back(self, *, cart_id: str, line, now: datetime | None = None) -> None:
+        """Return exactly what this line holds (removing or clearing a line);
+        ``now`` stamps a hold that stays smaller."""
 
     @abstractmethod
     def release(self, *, cart_id: str, key: str) -> None:

@@ -7,6 +7,7 @@ from decimal import Decimal
 from django.conf import settings
 
 from catalog.errors import (
+    AlreadyReserved,
     InvalidQuantity,
     NotForSale,
     OutOfStock,
@@ -29,8 +30,12 @@ from catalog.services.stock import (
     stock_release,
     stock_reserve,
     stock_return,
+    stock_transfer,
 )
+from shop.documents import CartLine
 from shop.kinds.base import Hold, LineKind, Problem
+from shop.limits import MAX_LINE_QUANTITY
+from shop.services.common import touch, update_then_read
 
 # A concurrent writer changed the entry between our read and our update.
 _ATTEMPTS = 4
@@ -73,6 +78,70 @@ class ProductKind(LineKind):
     def units(self, line) -> int:
         return line.quantity
 
+    # --- the line pipeline's steps ---------------------------------------------
+
+    def guard(self, line) -> dict:
+        return {"sku": line.sku, "quantity": line.quantity}
+
+    def take(self, *, cart_id: str, line, now: datetime):
+        """A new hold of the line's units, or a bigger one if the cart holds
+        the SKU already (a double click, a crash's leftover, a change)."""
+        try:
+            stock_reserve(
+                sku=line.sku, cart_id=cart_id, quantity=line.quantity, now=now
+            )
+        except AlreadyReserved:
+            return self.grow(cart_id=cart_id, line=line, now=now)
+        return line
+
+    def grow(self, *, cart_id: str, line, now: datetime):
+        """More units on the cart's hold of the SKU (a line's quantity
+        rising): the line lists how many more."""
+        stock_adjust(sku=line.sku, cart_id=cart_id, delta=line.quantity, now=now)
+        return line
+
+    def part(self, line, quantity: int) -> CartLine:
+        """The same line with ``quantity`` units (what a change takes or
+        gives back)."""
+        son = line.to_mongo().to_dict()
+        son["quantity"] = quantity
+        return CartLine._from_son(son)
+
+    def record(self, *, cart_id: str, line, now: datetime) -> dict | None:
+        raw = update_then_read(
+            cart_id,
+            {"items.sku": {"$ne": line.sku}},
+            {"$push": {"items": line.to_mongo().to_dict()}, "$set": touch(now)},
+        )
+        if raw is not None:
+            return raw
+        # The cart lists the SKU already (another request of this shopper
+        # added it meanwhile): the line grows, within the line cap.
+        room = {
+            "sku": line.sku,
+            "quantity": {"$lte": MAX_LINE_QUANTITY - line.quantity},
+        }
+        return update_then_read(
+            cart_id,
+            {"items": {"$elemMatch": room}},
+            {"$inc": {"items.$.quantity": line.quantity}, "$set": touch(now)},
+        )
+
+    def transfer(self, *, from_cart_id: str, to_cart_id: str, line, now: datetime):
+        moved = stock_transfer(
+            sku=line.sku, from_cart_id=from_cart_id, to_cart_id=to_cart_id, now=now
+        )
+        return line if moved else None
+
+    def refill(self, *, line, target):
+        """The target cart's own line of the SKU grows by as much of this
+        line as the line cap leaves room for."""
+        existing = next((i for i in target.items if i.sku == line.sku), None)
+        room = MAX_LINE_QUANTITY - (existing.quantity if existing else 0)
+        return self.part(line, min(line.quantity, room)) if room > 0 else None
+
+    # --- the resource side ---------------------------------------------------
+
     def current_price(self, *, line) -> Decimal:
         # The line knows its item: the catalog's pricing rule alone answers,
         # in one read (``sellable`` would also re-read the variant and item).
@@ -81,8 +150,8 @@ class ProductKind(LineKind):
             raise NotForSale()
         return price
 
-    def give_back(self, *, cart_id: str, line) -> None:
-        give_back_units(sku=line.sku, cart_id=cart_id, quantity=line.quantity)
+    def give_back(self, *, cart_id: str, line, now: datetime | None = None) -> None:
+        give_back_units(sku=line.sku, cart_id=cart_id, quantity=line.quantity, now=now)
 
     def release(self, *, cart_id: str, key: str) -> None:
         stock_release(sku=key, cart_id=cart_id)

@@ -38,13 +38,20 @@ from booking.services.seats import (
     seats_refresh,
     seats_release,
     seats_return,
+    seats_transfer,
 )
-from booking.values import Seat
-from shop.cart_state import HOLDING_STATES
-from shop.documents import PAID, REFUNDING, Cart, Order
+from booking.values import Seat, SeatHold
+from shop.cart_state import ACTIVE, HOLDING_STATES
+from shop.documents import PAID, REFUNDING, Cart, Order, TicketLine, TicketSeat
 from shop.kinds.base import Hold, LineKind, Problem, money
+from shop.services import caps
+from shop.services.common import carts, touch, update_then_read
 
 log = logging.getLogger("marquee.shop.tickets")
+
+# Reads and guarded writes of a cart line retry this often when another
+# request of the same shopper changed the line in between.
+_ATTEMPTS = 4
 
 # Ticket codes: 12 characters of an alphabet without look-alikes (0/O, 1/I),
 # 60 random bits, shown as XXXX-XXXX-XXXX at the door.
@@ -96,6 +103,93 @@ class TicketKind(LineKind):
 
     def subtotal(self, line) -> Decimal:
         return sum((money(seat.price) for seat in line.seats), Decimal("0.00"))
+
+    # --- the line pipeline's steps ---------------------------------------------
+
+    def guard(self, line) -> dict:
+        return {"session_id": line.session_id, "rev": line.rev}
+
+    def line_of(self, held: SeatHold, now: datetime) -> TicketLine:
+        """The cart line listing seats just held (labels, zones and prices
+        from the session, never from the request)."""
+        return TicketLine(
+            session_id=held.session_id,
+            show=held.show,
+            theater=held.theater,
+            start=held.start,
+            seats=[
+                TicketSeat(
+                    row=seat.row,
+                    col=seat.col,
+                    key=seat.key,
+                    label=seat.label,
+                    zone=seat.zone,
+                    zone_name=seat.zone_name,
+                    price=Decimal128(seat.price),
+                )
+                for seat in held.seats
+            ],
+            rev=0,
+            added_at=now,
+        )
+
+    def raw_line(self, raw: dict, session_id: str) -> dict | None:
+        """The cart's line for ``session_id`` in a cart as read raw."""
+        return next(
+            (t for t in raw.get(self.field) or [] if t["session_id"] == session_id),
+            None,
+        )
+
+    def take(self, *, cart_id: str, line, now: datetime) -> TicketLine:
+        held = seats_hold(
+            session_id=line.session_id, cart_id=cart_id, seats=positions(line)
+        )
+        return self.line_of(held, now)
+
+    def record(self, *, cart_id: str, line, now: datetime) -> dict | None:
+        """Guarded on the cart being active and, for an existing line of the
+        session, on its ``rev`` (a concurrent change reads again); the seat
+        cap is checked on the line as read, so the guarded write keeps it."""
+        sid = line.session_id
+        new = [seat.to_mongo().to_dict() for seat in line.seats]
+        for _ in range(_ATTEMPTS):
+            raw = carts().find_one({"_id": cart_id}, {"state": 1, "tickets": 1})
+            if raw is None or raw["state"] != ACTIVE:
+                return None
+            listed = self.raw_line(raw, sid)
+            if listed is None:
+                caps.seats_fit(0, len(new))
+                guard = {"tickets.session_id": {"$ne": sid}}
+                update = {
+                    "$push": {"tickets": line.to_mongo().to_dict()},
+                    "$set": touch(now),
+                }
+            else:
+                keys = {seat["key"] for seat in listed["seats"]}
+                seats = listed["seats"] + [s for s in new if s["key"] not in keys]
+                seats.sort(key=lambda s: (s["row"], s["col"]))
+                caps.seats_fit(0, len(seats))
+                rev = listed["rev"]
+                guard = {"tickets": {"$elemMatch": {"session_id": sid, "rev": rev}}}
+                update = {
+                    "$set": {
+                        "tickets.$.seats": seats,
+                        "tickets.$.rev": rev + 1,
+                        **touch(now),
+                    }
+                }
+            raw = update_then_read(cart_id, guard, update)
+            if raw is not None:
+                return raw
+        return None
+
+    def transfer(self, *, from_cart_id: str, to_cart_id: str, line, now: datetime):
+        """One update of the session hands every seat the source holds there
+        to the target (no seat is FREE in between)."""
+        moved = seats_transfer(
+            session_id=line.session_id, from_cart_id=from_cart_id, to_cart_id=to_cart_id
+        )
+        return self.line_of(moved, now) if moved.seats else None
 
     # --- prices --------------------------------------------------------------
 
@@ -158,7 +252,7 @@ class TicketKind(LineKind):
 
     # --- the resource side ---------------------------------------------------
 
-    def give_back(self, *, cart_id: str, line) -> None:
+    def give_back(self, *, cart_id: str, line, now: datetime | None = None) -> None:
         try:
             seats_release(
                 session_id=line.session_id, cart_id=cart_id, seats=positions(line)

@@ -117,6 +117,23 @@ def _refusal(code: str | None, session_id: str, *, admitting: bool):
     return UnknownTicket()  # changed again since the update: ask for a rescan
 
 
+def _swap_admission(
+    code: str, session_id: str, *, was: datetime | None, at, by
+) -> bool:
+    """The one conditional update of an admission: the paid ticket ``code``
+    of this performance, admitted at ``was`` (None: not admitted), is set to
+    ``at``/``by``. False when anything differs (another scanner won)."""
+    line = {"code": code, "key": session_id, "admitted_at": was}
+    return bool(
+        Order.coll()
+        .update_one(
+            {"codes": code, "state": PAID, "lines": {"$elemMatch": line}},
+            {"$set": {"lines.$.admitted_at": at, "lines.$.admitted_by": by}},
+        )
+        .modified_count
+    )
+
+
 def ticket_admit(
     *, code: str, session_id: str, by: str, now: datetime | None = None
 ) -> Admission:
@@ -132,21 +149,7 @@ def ticket_admit(
     normal = ticket_code_of(code)
     now = _now(now)
     if normal is not None:
-        found = Order.coll().update_one(
-            {
-                "codes": normal,
-                "state": PAID,
-                "lines": {
-                    "$elemMatch": {
-                        "code": normal,
-                        "key": session_id,
-                        "admitted_at": None,
-                    }
-                },
-            },
-            {"$set": {"lines.$.admitted_at": now, "lines.$.admitted_by": by}},
-        )
-        if found.modified_count:
+        if _swap_admission(normal, session_id, was=None, at=now, by=by):
             return admission_of(*_read(normal))
     raise _refusal(normal, session_id, admitting=True)
 
@@ -167,20 +170,8 @@ def ticket_admission_undo(*, code: str, session_id: str) -> Admission:
         # Guarded on the admission as read: an undo never takes back a
         # later scan it did not see.
         raw, line = found
-        result = Order.coll().update_one(
-            {
-                "codes": normal,
-                "state": PAID,
-                "lines": {
-                    "$elemMatch": {
-                        "code": normal,
-                        "key": session_id,
-                        "admitted_at": line["admitted_at"],
-                    }
-                },
-            },
-            {"$set": {"lines.$.admitted_at": None, "lines.$.admitted_by": None}},
-        )
-        if result.modified_count:
+        if _swap_admission(
+            normal, session_id, was=line["admitted_at"], at=None, by=None
+        ):
             return admission_of(raw, line)
     raise _refusal(normal, session_id, admitting=False)

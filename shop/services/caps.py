@@ -15,7 +15,6 @@ the hold and add throttle (``accounts/throttle.py``) bounds.
 from django.conf import settings
 
 from shop.errors import TooManyLines, TooManySeats
-from shop.kinds import KINDS
 
 
 def max_seats() -> int:
@@ -38,8 +37,7 @@ def line_fits(cart) -> None:
     TooManyLines."""
     if cart is None:
         return
-    lines = sum(len(kind.lines(cart)) for kind in KINDS)
-    if lines + 1 > max_lines():
+    if cart.line_count() + 1 > max_lines():
         raise TooManyLines(limit=max_lines())
 
 

@@ -7,17 +7,15 @@ back); this module says only what the shopper wants.
 
 from datetime import datetime
 
-from bson.decimal128 import Decimal128
 from pymongo import ReturnDocument
 
-from catalog.errors import AlreadyReserved, InvalidQuantity, OutOfStock
+from catalog.errors import InvalidQuantity, OutOfStock
 from catalog.selectors.pricing import sellable
-from catalog.services.stock import stock_adjust, stock_reserve, stock_transfer
 from config import compat
 from config.errors import DomainError
 from shop import faults
 from shop.cart_state import ACTIVE, CANCELED, live_filter, open_filter, refusal
-from shop.documents import Cart
+from shop.documents import Cart, CartLine
 from shop.errors import (
     CartChanged,
     CartNotFound,
@@ -26,24 +24,29 @@ from shop.errors import (
     LineNotInCart,
     QuantityTooLarge,
 )
-from shop.kinds import KINDS, PRODUCTS, TICKETS, lines_of
+from shop.kinds import KINDS, PRODUCTS, lines_of
 from shop.kinds.products import give_back_units
 from shop.limits import MAX_EXTENSIONS, MAX_LINE_QUANTITY
 from shop.services import caps, owners
-from shop.services.common import carts, hold_time, load_cart, utcnow
+from shop.services.common import (
+    carts,
+    hold_time,
+    load_cart,
+    touch,
+    update_then_read,
+    utcnow,
+)
 from shop.services.expiry import carts_expire_holding
 from shop.services.lines import (
     live_cart,
     missing_cart,
+    move_line,
     new_cart,
     refusal_of,
     reload,
     take_and_record,
-    touch,
     unlist_and_give_back,
-    update_then_read,
 )
-from shop.services.tickets import tickets_merge
 
 
 def _units(quantity: object, *, allow_zero: bool = False) -> int:
@@ -72,31 +75,21 @@ def _cart_line(owner: str, sku: str, now: datetime) -> tuple[Cart, object]:
     return cart, line
 
 
-def _take(
-    *, cart_id: str, sku: str, quantity: int, name: str, now, new: bool = True
-) -> int:
-    """Hold ``quantity`` more units of ``sku`` for the cart.
-
-    ``new``: a new entry (or a bigger one if the cart already holds some:
-    a double click, or a leftover of a crash). When units are short, carts
-    past their hold that list the SKU are expired first and the reservation
-    is retried once (DESIGN §3.5).
-    """
+def _take(*, cart_id: str, line, now: datetime, grow: bool = False):
+    """Hold the line's units for the cart: a new hold (``ProductKind.take``)
+    or more on the cart's hold (``grow``: a line's quantity rising). When
+    units are short, carts past their hold that list the SKU are expired
+    first and the reservation is retried once (DESIGN §3.5)."""
+    step = PRODUCTS.grow if grow else PRODUCTS.take
     for attempt in (1, 2):
         try:
-            if new:
-                try:
-                    stock_reserve(sku=sku, cart_id=cart_id, quantity=quantity, now=now)
-                    return quantity
-                except AlreadyReserved:
-                    pass
-            stock_adjust(sku=sku, cart_id=cart_id, delta=quantity, now=now)
-            return quantity
+            return step(cart_id=cart_id, line=line, now=now)
         except OutOfStock as exc:
             if attempt == 2 or not carts_expire_holding(
-                kind=PRODUCTS, key=sku, now=now
+                kind=PRODUCTS, key=line.sku, now=now
             ):
-                raise OutOfStock(available=exc.available, name=name) from None
+                raise OutOfStock(available=exc.available, name=line.name) from None
+    raise AssertionError("unreachable")
 
 
 def cart_add_item(
@@ -130,52 +123,30 @@ def cart_add_item(
         # refuses and the loop finds (or expires and replaces) that one.
         cart = new_cart(owner, now) or live_cart(owner, now, create=True)
 
-    return _add_line(cart.cart_id, product, quantity, now)
+    line = CartLine(
+        sku=product.sku,
+        item_id=product.item_id,
+        name=product.name,
+        quantity=quantity,
+        unit_price=product.unit_price,
+        added_at=now,
+    )
+    return _add_line(cart.cart_id, line, now)
 
 
-def _add_line(cart_id: str, product, quantity: int, now: datetime) -> Cart:
+def _add_line(cart_id: str, line, now: datetime) -> Cart:
     """The line pipeline for a SKU new to the cart: reserve, then record."""
-    sku = product.sku
     _, raw = take_and_record(
         cart_id=cart_id,
-        take=lambda: _take(
-            cart_id=cart_id, sku=sku, quantity=quantity, name=product.name, now=now
-        ),
-        record=lambda taken: _record_new(cart_id, product, taken, now),
-        give_back=lambda taken: give_back_units(
-            sku=sku, cart_id=cart_id, quantity=taken, now=now
+        take=lambda: _take(cart_id=cart_id, line=line, now=now),
+        record=lambda taken: PRODUCTS.record(cart_id=cart_id, line=taken, now=now),
+        give_back=lambda taken: PRODUCTS.give_back(
+            cart_id=cart_id, line=taken, now=now
         ),
         now=now,
         point="add.after_reserve",
     )
     return load_cart(raw)
-
-
-def _record_new(cart_id: str, product, quantity: int, now: datetime) -> dict | None:
-    """List the SKU on the active cart; the cart after, or None if it refuses."""
-    sku = product.sku
-    son = {
-        "sku": sku,
-        "item_id": product.item_id,
-        "name": product.name,
-        "quantity": quantity,
-        "unit_price": Decimal128(product.unit_price),
-        "added_at": now,
-    }
-    raw = update_then_read(
-        cart_id,
-        {"items.sku": {"$ne": sku}},
-        {"$push": {"items": son}, "$set": touch(now)},
-    )
-    if raw is not None:
-        return raw
-    # Another request of this shopper added the same SKU meanwhile.
-    room = {"sku": sku, "quantity": {"$lte": MAX_LINE_QUANTITY - quantity}}
-    return update_then_read(
-        cart_id,
-        {"items": {"$elemMatch": room}},
-        {"$inc": {"items.$.quantity": quantity}, "$set": touch(now)},
-    )
 
 
 def _change(cart: Cart, line, quantity: int, now: datetime) -> Cart:
@@ -198,13 +169,10 @@ def _change(cart: Cart, line, quantity: int, now: datetime) -> Cart:
     if delta > 0:
         _, raw = take_and_record(
             cart_id=cart_id,
-            take=lambda: _take(
-                cart_id=cart_id,
-                sku=sku,
-                quantity=delta,
-                name=line.name,
-                now=now,
-                new=False,
+            take=lambda: (
+                _take(
+                    cart_id=cart_id, line=PRODUCTS.part(line, delta), now=now, grow=True
+                ).quantity
             ),
             record=record,
             give_back=give_back,
@@ -253,16 +221,10 @@ def cart_remove_item(*, owner: str, sku: str, now: datetime | None = None) -> Ca
     """
     now = utcnow(now)
     cart, line = _cart_line(owner, sku, now)
-    guard = {"sku": sku, "quantity": line.quantity}
     unlist_and_give_back(
         cart_id=cart.cart_id,
-        unlist=lambda: (
-            carts()
-            .update_one(
-                {"_id": cart.cart_id, "state": ACTIVE, "items": {"$elemMatch": guard}},
-                {"$pull": {"items": {"sku": sku}}, "$set": touch(now)},
-            )
-            .modified_count
+        unlist=lambda: PRODUCTS.unlist(
+            cart_id=cart.cart_id, line=line, sets=touch(now)
         ),
         give_back=lambda: PRODUCTS.give_back(cart_id=cart.cart_id, line=line),
         now=now,
@@ -368,15 +330,16 @@ def cart_merge(
         # The account got a live cart meanwhile: merge into it.
         target = live_cart(to_owner, now, create=True)
     for kind in KINDS:
-        move = _MOVES[kind.name]
         for line in kind.lines(source):
-            move(
+            refill = move_line(
+                kind,
                 source_id=source.cart_id,
                 target_id=target.cart_id,
-                to_owner=to_owner,
                 line=line,
                 now=now,
             )
+            if refill is not None:
+                _refill(kind, target.cart_id, refill, now)
     _cancel_if_emptied(source.cart_id, from_owner, now)
     return reload(target.cart_id)
 
@@ -421,50 +384,19 @@ def _hand_over(cart_id: str, from_owner: str, to_owner: str, now: datetime) -> b
     return True
 
 
-def _merge_line(*, source_id: str, target_id: str, to_owner: str, line, now) -> None:
-    sku, quantity = line.sku, line.quantity
-    if (
-        not carts()
-        .update_one(
-            {
-                "_id": source_id,
-                "state": ACTIVE,
-                "items": {"$elemMatch": {"sku": sku, "quantity": quantity}},
-            },
-            {"$pull": {"items": {"sku": sku}}, "$set": {"modified_at": now}},
+def _refill(kind, cart_id: str, line, now: datetime) -> None:
+    """The account's cart takes again what could not move to it (the add
+    pipeline); sold out meanwhile, it keeps what it had."""
+    try:
+        take_and_record(
+            cart_id=cart_id,
+            take=lambda: kind.take(cart_id=cart_id, line=line, now=now),
+            record=lambda taken: kind.record(cart_id=cart_id, line=taken, now=now),
+            give_back=lambda taken: kind.give_back(
+                cart_id=cart_id, line=taken, now=now
+            ),
+            now=now,
+            point="add.after_reserve",
         )
-        .modified_count
-    ):
-        return
-    faults.point("merge.after_source")
-    target = reload(target_id)
-    if _line(target, sku) is None and stock_transfer(
-        sku=sku, from_cart_id=source_id, to_cart_id=target_id, now=now
-    ):
-        faults.point("merge.after_transfer")
-        son = line.to_mongo().to_dict()
-        if (
-            carts()
-            .update_one(
-                {"_id": target_id, "state": ACTIVE, "items.sku": {"$ne": sku}},
-                {"$push": {"items": son}, "$set": touch(now)},
-            )
-            .modified_count
-        ):
-            return
-        give_back_units(sku=sku, cart_id=target_id, quantity=quantity, now=now)
-        return
-    give_back_units(sku=sku, cart_id=source_id, quantity=quantity, now=now)
-    existing = _line(target, sku)
-    room = MAX_LINE_QUANTITY - (existing.quantity if existing else 0)
-    if room > 0:
-        try:
-            cart_add_item(
-                owner=to_owner, sku=sku, quantity=min(quantity, room), now=now
-            )
-        except DomainError:
-            pass  # sold out meanwhile: the account's cart keeps what it had
-
-
-# How a line of each kind moves from the anonymous cart to the account's.
-_MOVES = {PRODUCTS.name: _merge_line, TICKETS.name: tickets_merge}
+    except DomainError:
+        pass

@@ -6,6 +6,8 @@ from django.conf import settings
 from django.utils import timezone
 from pymongo.collection import Collection
 
+from config import compat
+from shop.cart_state import ACTIVE
 from shop.documents import Cart, Order
 
 
@@ -27,6 +29,23 @@ def utcnow(now: datetime | None = None) -> datetime:
 
 def hold_time() -> timedelta:
     return timedelta(minutes=settings.CART_HOLD_MINUTES)
+
+
+def touch(now: datetime) -> dict:
+    """The fields every cart change sets: the hold restarts from now."""
+    return {"modified_at": now, "expires_at": now + hold_time()}
+
+
+def update_then_read(cart_id: str, guard: dict, update: dict) -> dict | None:
+    """Apply ``update`` to the active cart if ``guard`` holds, and return the
+    cart as it is after (None when the guard matched nothing).
+
+    An update, then a read (``compat.update_then_read``): a findAndModify
+    would cost time growing with the carts on the Rust server, and the
+    Python server refuses one with a positional "$" (config/compat.py).
+    """
+    query = {"_id": cart_id, "state": ACTIVE, **guard}
+    return compat.update_then_read(carts(), query, update)
 
 
 def lease_time() -> timedelta:

@@ -1,17 +1,20 @@
 """The one line pipeline: how any kind of line gets onto a cart and off it.
 
-Order of the two writes (DESIGN §3.2), the same for every kind. When units
-are TAKEN: the resource first (``take``), then the cart (``record``, guarded
-on ``state == "active"`` and on the line as read), and if the cart refuses,
-the units go straight back (``give_back``). When units are GIVEN BACK: the
-cart first (``unlist``), then the resource. Either way the resource never
-holds less than the cart lists: a crash between the two writes leaves a
-surplus hold, which the reconciler returns; never a line without its units.
+Order of the two writes (DESIGN §3.2), the same for every kind; each step is
+the kind's own (``LineKind.take``, ``record``, ``unlist``, ``give_back``,
+``transfer``: ``shop/kinds/``). When units are TAKEN: the resource first
+(``take``), then the cart (``record``, guarded on ``state == "active"`` and
+on the line as read), and if the cart refuses, the units go straight back
+(``give_back``). When units are GIVEN BACK: the cart first (``unlist``),
+then the resource. A login MOVES a line: off the anonymous cart, handed
+over on the resource, onto the account's cart (``move_line``). Either way
+the resource never holds less than the cart lists: a crash between two
+writes leaves a surplus hold, which the reconciler returns; never a line
+without its units.
 
 Here too: the owner's live cart (found, expired on the spot, or created:
-one ``new_cart`` for every kind), and the one cart write that must read the
-cart back after a positional update (``update_then_read``). Every change
-pushes ``expires_at`` to now + CART_HOLD_MINUTES (``touch``).
+one ``new_cart`` for every kind). Every change pushes ``expires_at`` to
+now + CART_HOLD_MINUTES (``shop.services.common.touch``).
 """
 
 import uuid
@@ -19,7 +22,6 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TypeVar
 
-from config import compat
 from config.errors import DomainError
 from shop import faults
 from shop.cart_state import (
@@ -33,7 +35,7 @@ from shop.cart_state import (
 from shop.documents import Cart
 from shop.errors import CartChanged, CartNotFound, CartPending
 from shop.services import owners
-from shop.services.common import carts, hold_time, load_cart
+from shop.services.common import carts, load_cart, touch
 from shop.services.expiry import cart_expire
 
 # Read-then-write loops on the cart retry this often when another request of
@@ -42,11 +44,6 @@ ATTEMPTS = 4
 
 Held = TypeVar("Held")
 Listed = TypeVar("Listed")
-
-
-def touch(now: datetime) -> dict:
-    """The fields every cart change sets: the hold restarts from now."""
-    return {"modified_at": now, "expires_at": now + hold_time()}
 
 
 def reload(cart_id: str) -> Cart:
@@ -132,18 +129,6 @@ def new_cart(
     return cart
 
 
-def update_then_read(cart_id: str, guard: dict, update: dict) -> dict | None:
-    """Apply ``update`` to the active cart if ``guard`` holds, and return the
-    cart as it is after (None when the guard matched nothing).
-
-    An update, then a read (``compat.update_then_read``): a findAndModify
-    would cost time growing with the carts on the Rust server, and the
-    Python server refuses one with a positional "$" (config/compat.py).
-    """
-    query = {"_id": cart_id, "state": ACTIVE, **guard}
-    return compat.update_then_read(carts(), query, update)
-
-
 def take_and_record(
     *,
     cart_id: str,
@@ -184,3 +169,36 @@ def unlist_and_give_back(
     faults.point(point)
     give_back()
     return unlisted
+
+
+def move_line(kind, *, source_id: str, target_id: str, line, now: datetime):
+    """Login: one line leaves the anonymous cart for the account's.
+
+    The source first (``unlist``, guarded on the line as read: a line that
+    changed meanwhile stays where it is), then the resource hands the
+    source's hold to the target (``transfer``: nothing is free in between),
+    then the target lists it (``record``); if the target refuses (closed,
+    or over a cap), what moved goes back. A crash between any two steps
+    leaves only a hold no cart lists, which the reconciler returns.
+
+    When the hold cannot move (the target holds the resource already), the
+    source's hold goes back, and what the target may take again of it is
+    returned (``LineKind.refill``) for the caller to add; else None.
+    """
+    if not kind.unlist(cart_id=source_id, line=line, sets={"modified_at": now}):
+        return None
+    faults.point(f"merge.after_{kind.name}_source")
+    moved = kind.transfer(
+        from_cart_id=source_id, to_cart_id=target_id, line=line, now=now
+    )
+    if moved is None:
+        kind.give_back(cart_id=source_id, line=line, now=now)
+        return kind.refill(line=line, target=reload(target_id))
+    faults.point(f"merge.after_{kind.name}_transfer")
+    try:
+        recorded = kind.record(cart_id=target_id, line=moved, now=now)
+    except DomainError:
+        recorded = None  # over a cap of the account's cart
+    if recorded is None:
+        kind.give_back(cart_id=target_id, line=moved, now=now)
+    return None

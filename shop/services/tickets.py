@@ -19,8 +19,6 @@ if the cart is already over), then tries once more.
 import uuid
 from datetime import datetime
 
-from bson.decimal128 import Decimal128
-
 from booking.checks import MAX_SEATS_PER_HOLD, MAX_SEATS_PER_REQUEST, seat_count
 from booking.checks import positions as seat_positions
 from booking.errors import (
@@ -34,16 +32,14 @@ from booking.services.seats import (
     seats_best_available,
     seats_hold,
     seats_release,
-    seats_transfer,
 )
-from booking.values import HeldSeat, Seat, SeatHold
+from booking.values import Seat, SeatHold
 from shop import faults
 from shop.cart_state import ACTIVE, holds_anything, is_stale
-from shop.documents import Cart
 from shop.errors import CartChanged, CartNotFound, SeatsNotInCart, TooManySeats
 from shop.kinds import TICKETS
 from shop.services import caps
-from shop.services.common import carts, load_cart, utcnow
+from shop.services.common import carts, touch, utcnow
 from shop.services.expiry import cart_expire, carts_expire_holding
 from shop.services.lines import (
     ATTEMPTS,
@@ -52,78 +48,7 @@ from shop.services.lines import (
     new_cart,
     refusal_of,
     take_and_record,
-    touch,
-    update_then_read,
 )
-
-
-def _seat_son(seat: HeldSeat) -> dict:
-    return {
-        "row": seat.row,
-        "col": seat.col,
-        "key": seat.key,
-        "label": seat.label,
-        "zone": seat.zone,
-        "zone_name": seat.zone_name,
-        "price": Decimal128(seat.price),
-    }
-
-
-def _ticket_line(raw: dict, session_id: str) -> dict | None:
-    return next(
-        (t for t in raw.get("tickets") or [] if t["session_id"] == session_id), None
-    )
-
-
-def _line_son(held: SeatHold, now: datetime) -> dict:
-    return {
-        "session_id": held.session_id,
-        "show": held.show,
-        "theater": held.theater,
-        "start": held.start,
-        "seats": [_seat_son(seat) for seat in held.seats],
-        "rev": 0,
-        "added_at": now,
-    }
-
-
-def _record(cart_id: str, held: SeatHold, now: datetime) -> Cart | None:
-    """List ``held`` on the cart's line for its session (creating the line).
-
-    Guarded on the cart being active and, for an existing line, on its
-    ``rev``; a concurrent change of the line reads again. Returns the cart,
-    or None when the cart is no longer active (or kept changing).
-    """
-    sid = held.session_id
-    new = [_seat_son(seat) for seat in held.seats]
-    for _ in range(ATTEMPTS):
-        raw = carts().find_one({"_id": cart_id}, {"state": 1, "tickets": 1})
-        if raw is None or raw["state"] != ACTIVE:
-            return None
-        line = _ticket_line(raw, sid)
-        if line is None:
-            caps.seats_fit(0, len(new))
-            son = _line_son(held, now)
-            guard = {"tickets.session_id": {"$ne": sid}}
-            update = {"$push": {"tickets": son}, "$set": touch(now)}
-        else:
-            listed = {seat["key"] for seat in line["seats"]}
-            seats = line["seats"] + [s for s in new if s["key"] not in listed]
-            seats.sort(key=lambda s: (s["row"], s["col"]))
-            # The cap, on the line as read: the write below is guarded on it.
-            caps.seats_fit(0, len(seats))
-            guard = {"tickets": {"$elemMatch": {"session_id": sid, "rev": line["rev"]}}}
-            update = {
-                "$set": {
-                    "tickets.$.seats": seats,
-                    "tickets.$.rev": line["rev"] + 1,
-                    **touch(now),
-                }
-            }
-        raw = update_then_read(cart_id, guard, update)
-        if raw is not None:
-            return load_cart(raw)
-    return None
 
 
 def _free_stale_holders(
@@ -182,7 +107,9 @@ def _hold_on(cart_id: str, take, now: datetime, point: str) -> SeatHold:
 
     def record(held: SeatHold):
         try:
-            return _record(cart_id, held, now)
+            return TICKETS.record(
+                cart_id=cart_id, line=TICKETS.line_of(held, now), now=now
+            )
         except TooManySeats:
             _give_back(cart_id, held)
             raise
@@ -221,7 +148,7 @@ def _hold_for(
         cart_id = uuid.uuid4().hex
         held = take(cart_id)
         faults.point(point)
-        line = {TICKETS.field: [_line_son(held, now)]}
+        line = {TICKETS.field: [TICKETS.line_of(held, now).to_mongo().to_dict()]}
         if new_cart(owner, now, cart_id=cart_id, lines=line) is not None:
             return held
         _give_back(cart_id, held)  # another request made the cart: use it
@@ -321,7 +248,7 @@ def _unlist(cart_id: str, session_id: str, wanted, now: datetime) -> bool:
         raw = carts().find_one({"_id": cart_id}, {"state": 1, "tickets": 1})
         if raw is None or raw["state"] != ACTIVE:
             raise refusal_of(cart_id, now)
-        line = _ticket_line(raw, session_id)
+        line = TICKETS.raw_line(raw, session_id)
         if line is None:
             return False
         keep = (
@@ -381,37 +308,3 @@ def cart_release_seats(
     if not listed and not released.seats:
         raise SeatsNotInCart()
     return released
-
-
-def tickets_merge(
-    *, source_id: str, target_id: str, line, now: datetime, to_owner: str = ""
-) -> None:
-    """Move one ticket line of an anonymous cart into the account's cart.
-
-    The line leaves the source cart (guarded on its ``rev``), the session
-    hands the source's seats to the target in one update (no seat is FREE
-    in between), and the target lists them; if the target refuses, they are
-    released. For ``cart_merge``; a crash at any step leaves only seats held
-    but unlisted, which the reconciler returns.
-    """
-    guard = {"session_id": line.session_id, "rev": line.rev}
-    if (
-        not carts()
-        .update_one(
-            {"_id": source_id, "state": ACTIVE, "tickets": {"$elemMatch": guard}},
-            {"$pull": {"tickets": guard}, "$set": {"modified_at": now}},
-        )
-        .modified_count
-    ):
-        return
-    faults.point("merge.after_ticket_source")
-    moved = seats_transfer(
-        session_id=line.session_id, from_cart_id=source_id, to_cart_id=target_id
-    )
-    faults.point("merge.after_ticket_transfer")
-    try:
-        listed = _record(target_id, moved, now) if moved.seats else True
-    except TooManySeats:
-        listed = None  # the account's cart has its fill of this performance
-    if listed is None:
-        _give_back(target_id, moved)

@@ -2,19 +2,16 @@
 
 from datetime import datetime
 
-from shop.documents import ACTIVE, PENDING, Cart
+from shop.cart_state import is_live_filter
+from shop.documents import Cart
 
 
 def live_carts(*, now: datetime, limit: int = 100) -> list[dict]:
-    found = (
-        Cart.coll()
-        .find({"state": {"$in": [ACTIVE, PENDING]}, "expires_at": {"$gt": now}})
-        .sort("expires_at", 1)
-        .limit(limit)
-    )
+    found = Cart.coll().find(is_live_filter(now)).sort("expires_at", 1).limit(limit)
     carts = []
     for raw in found:
-        left = int((raw["expires_at"] - now).total_seconds())
+        # A cart in checkout is live past its hold time: none left to show.
+        left = max(0, int((raw["expires_at"] - now).total_seconds()))
         carts.append(
             {
                 "id": raw["_id"],

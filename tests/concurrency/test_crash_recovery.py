@@ -84,12 +84,12 @@ SCENARIOS = {
         0,
     ),
     "clear.after_cart": (setup_cart, lambda _: cart_clear(owner=ALICE, now=T0), 0),
-    "merge.after_source": (
+    "merge.after_product_source": (
         setup_anonymous_and_account,
         lambda _: cart_merge(from_owner=ALICE, to_owner=ACCOUNT, now=T0),
         0,
     ),
-    "merge.after_transfer": (
+    "merge.after_product_transfer": (
         setup_anonymous_and_account,
         lambda _: cart_merge(from_owner=ALICE, to_owner=ACCOUNT, now=T0),
         0,

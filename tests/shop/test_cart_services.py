@@ -386,3 +386,23 @@ def test_expiry_also_returns_a_hold_the_cart_does_not_list(
 
     assert (stock(mongo_db, product), stock(mongo_db, hat)) == (100, 100)
     assert invariant_problems() == []
+
+
+def test_staff_live_carts_list_exactly_the_carts_that_still_hold(
+    mongo_db, product, now, later
+):
+    from shop.documents import PENDING
+    from staff.selectors.carts import live_carts
+
+    live = cart_add_item(owner=ALICE, sku=product, quantity=1, now=later)
+    run_out = cart_add_item(owner=BOB, sku=product, quantity=1, now=now)
+    paying = cart_add_item(owner="anon:carol", sku=product, quantity=1, now=now)
+    # In checkout: live past its hold time (the checkout's lease decides).
+    mongo_db.carts.update_one({"_id": paying.cart_id}, {"$set": {"state": PENDING}})
+
+    listed = {cart["id"]: cart for cart in live_carts(now=later)}
+
+    assert set(listed) == {live.cart_id, paying.cart_id}
+    assert run_out.cart_id not in listed
+    assert listed[paying.cart_id]["minutes_left"] == 0
+    assert listed[live.cart_id]["minutes_left"] > 0
