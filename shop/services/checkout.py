@@ -278,7 +278,9 @@ def _order_lines(cart) -> tuple[list[dict], Decimal]:
 
 
 def _order_details(cart, *, email: str, shipping: dict | None) -> tuple[dict, dict]:
-    """The order's fields from the cart as it is now: ($set, $unset)."""
+    """The order's fields from the cart as it is now: ($set, $unset). The
+    payment adds its own (``order_fields``: a counter sale's method and
+    customer; nothing for a card)."""
     lines, subtotal = _order_lines(cart)
     details = {
         "email": email,
@@ -296,13 +298,10 @@ def _order_details(cart, *, email: str, shipping: dict | None) -> tuple[dict, di
     return details, {"codes": ""}
 
 
-def _order_for(
-    run: _Run, *, email: str, shipping: dict | None, now, payment=None
-) -> Order:
+def _order_for(run: _Run, *, email, shipping, now, payment=None) -> Order:
     """Step 3: this cart's order, created or brought up to date with the
     cart, with the run's attempt (``payment_attempts``: the charge's
-    reference; never back to an older one) and what ``payment`` records
-    (a counter sale: its method and customer). Unique on cart id (and ticket
+    reference; never back to an older one). Unique on cart id (and ticket
     codes: a code drawn twice, however unlikely, is drawn again)."""
     cart = run.cart
     for _ in range(3):
