@@ -3,6 +3,7 @@ a staff cart and the shop's own checkout, paid at the counter."""
 
 import pytest
 from django.core import mail
+from django.urls import reverse
 
 from booking.errors import InvalidSeats, SessionClosed
 from booking.selectors import session_counts
@@ -75,6 +76,21 @@ def test_the_customer_gets_the_confirmation_with_the_tickets(show):
     assert all(code in message.body for code in order.codes)
     (attachment,) = message.attachments
     assert attachment[0] == f"marquee-{order.number}-tickets.pdf"
+
+
+def test_the_emailed_link_opens_the_order_and_its_tickets_without_logging_in(
+    show, client
+):
+    order = sell(show)
+    link = reverse("shop:order_link", args=[order.number, order.token])
+
+    page = client.get(link)
+    pdf = client.get(reverse("shop:order_link_pdf", args=[order.number, order.token]))
+
+    assert link in mail.outbox[0].body
+    assert page.status_code == 200
+    assert all(code in page.content.decode() for code in order.codes)
+    assert pdf.status_code == 200 and pdf["Content-Type"] == "application/pdf"
 
 
 def test_each_sale_has_its_own_cart_and_numbering_continues(show):
