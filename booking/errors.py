@@ -170,8 +170,12 @@ class SeatsNotBlocked(BookingError):
 
     status = 409
 
-    def __init__(self, labels: Sequence[str] = (), seats=()):
+    def __init__(self, labels: Sequence[str] = (), seats=(), now: str = ""):
         self.labels = tuple(labels)
         self.seats = tuple(seats)
+        self.now = now  # what they are instead ("free", "sold"), if known
         verb = "is" if len(self.labels) == 1 else "are"
-        super().__init__(f"{_join(self.labels) or 'Those seats'} {verb} not blocked.")
+        instead = f" ({now})" if now else ""
+        super().__init__(
+            f"{_join(self.labels) or 'Those seats'} {verb} not blocked{instead}."
+        )

@@ -279,11 +279,12 @@ class NotHouseSeats(DomainError):
 
     status = 409
 
-    def __init__(self, labels=()):
+    def __init__(self, labels=(), now: str = ""):
         seats = "; ".join(labels) or "Those seats"
         verb = "is" if len(labels) == 1 else "are"
+        instead = f" ({now})" if now else ""
         super().__init__(
-            f"{seats} {verb} not blocked. The box office sells blocked (house) "
-            "seats only: a free seat must be blocked first, a held or sold one "
-            "is someone else's. Nothing was sold."
+            f"{seats} {verb} not blocked{instead}. The box office sells blocked "
+            "(house) seats only: block a free seat first; a held or sold one is "
+            "someone else's. Nothing was sold."
         )

@@ -43,7 +43,7 @@ from pymongo import ReturnDocument
 
 from booking import checks, faults
 from booking.checks import MAX_SEATS_PER_HOLD, MAX_SEATS_PER_REQUEST
-from booking.documents import BLOCKED, FREE, Session
+from booking.documents import BLOCKED, FREE, Session, is_sold
 from booking.errors import (
     BoxOfficeBusy,
     InvalidRequest,
@@ -180,7 +180,7 @@ def _explain_refused_hold(oid, h: Hall, cart_id, positions, now, was) -> None:
         return
     labels = [label_of(h.layout, p) for p in taken]
     if was == BLOCKED:
-        raise SeatsNotBlocked(labels, taken)
+        raise SeatsNotBlocked(labels, taken, _states_in_words(state, taken))
     mine = holds.candidates(holds.read(oid, cart_id))
     others = [
         p for p in taken if state[p[0]][p[1]] not in {t for t, _ in mine.get(p, ())}
@@ -188,6 +188,23 @@ def _explain_refused_hold(oid, h: Hall, cart_id, positions, now, was) -> None:
     if others:
         raise SeatsTaken([label_of(h.layout, p) for p in others], others)
     raise SeatsAlreadyHeld(labels, taken)
+
+
+def _states_in_words(state, positions) -> str:
+    """What ``positions`` are, in words: "free", "held in a cart", "sold"
+    (several, joined with "or")."""
+    words: list[str] = []
+    for r, c in positions:
+        value = state[r][c]
+        if value == FREE:
+            word = "free"
+        elif is_sold(value):
+            word = "sold"
+        else:
+            word = "held in a cart"
+        if word not in words:
+            words.append(word)
+    return " or ".join(words)
 
 
 def seats_hold(

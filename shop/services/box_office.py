@@ -90,7 +90,7 @@ def box_office_sell(
             owner=owner, session_id=session_id, seats=seats, now=now, from_blocked=True
         )
     except SeatsNotBlocked as exc:
-        raise NotHouseSeats(exc.labels) from None
+        raise NotHouseSeats(exc.labels, exc.now) from None
     cart_id = carts().find_one({"live_owner": owner}, {"_id": 1})["_id"]
     return cart_checkout(
         owner=owner,

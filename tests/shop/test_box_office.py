@@ -125,7 +125,7 @@ def test_a_free_seat_is_refused_and_nothing_is_sold(show, seats, mongo_db):
     with pytest.raises(NotHouseSeats) as refused:
         sell(show, seats=seats)
 
-    assert "not blocked" in refused.value.message
+    assert "not blocked (free)" in refused.value.message
     states = seat_states(show)
     assert states[(1, 1)] == ("blocked", None)
     assert (states[(2, 0)], states[(2, 1)]) == (("free", None), ("free", None))
@@ -138,10 +138,20 @@ def test_held_or_sold_seats_are_refused(show, mongo_db):
     pay("anon:buyer", session=show, seats=[(2, 1)])
     sold = sell(show, seats=[(1, 1)])
 
-    for seats in ([(2, 0)], [(2, 1)], [(1, 1)]):
-        with pytest.raises(NotHouseSeats):
+    said = {}
+    for seats in ([(2, 0)], [(2, 1)], [(1, 1)], [(2, 0), (2, 2)]):
+        with pytest.raises(NotHouseSeats) as refused:
             sell(show, seats=seats)
+        said[tuple(seats)] = refused.value.message.split(".")[0]
 
+    assert said == {
+        ((2, 0),): "Row C, seat 1 is not blocked (held in a cart)",
+        ((2, 1),): "Row C, seat 2 is not blocked (sold)",
+        ((1, 1),): "Row B, seat 1 is not blocked (sold)",
+        ((2, 0), (2, 2)): (
+            "Row C, seat 1; Row C, seat 3 are not blocked (held in a cart or free)"
+        ),
+    }
     assert mongo_db.orders.count_documents({}) == 2
     assert seat_states(show)[(1, 1)] == ("sold", sold.cart_id)
     assert invariant_problems() == []

@@ -105,7 +105,7 @@ def test_a_box_office_order_is_refunded_from_its_staff_page(box, house):
         ({"email": "grace"}, "That email address is not valid"),
         ({"email": ""}, "Give the customer's email"),
         ({"name": ""}, "Give the customer's name."),
-        ({"seat": ["2-0"]}, "Row C, seat 1 is not blocked."),
+        ({"seat": ["2-0"]}, "Row C, seat 1 is not blocked (free)."),
         ({"seat": ["x-1"]}, "is not a seat of this map"),
         ({"seat": ["9-9"]}, "There is no seat at row 10, column 10"),
     ],
@@ -129,7 +129,7 @@ def test_a_held_seat_and_a_started_performance_are_refused(box, house, mongo_db)
     move_to_the_past(mongo_db, house)
     closed = sell(box, house)
 
-    assert "Row C, seat 1 is not blocked" in said(held)[0]
+    assert "Row C, seat 1 is not blocked (held in a cart)" in said(held)[0]
     assert said(closed)[-1] == (
         "This performance has already started; its seats are no longer on sale."
     )
