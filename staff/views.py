@@ -168,7 +168,11 @@ def cart_release(request, cart_id):
     except DomainError as exc:
         messages.error(request, exc.message)
         return redirect("staff:carts")
-    messages.success(request, "Cart released: its units and seats are back on sale.")
+    messages.success(
+        request,
+        "Cart released: its units are back on sale, "
+        "its seats back as they were (on sale, or blocked).",
+    )
     return redirect("staff:carts")
 
 

@@ -152,7 +152,10 @@ def seat_map_release(request, session_id, cart_id):
     staff_release_cart(
         user=request.user, cart_id=cart_id, reason=form.cleaned_data["reason"]
     )
-    messages.success(request, "Hold released: the cart's seats are back on sale.")
+    messages.success(
+        request,
+        "Hold released: the cart's seats are back as they were (on sale, or blocked).",
+    )
     return redirect("staff:seat_map", session_id=session_id)
 
 
