@@ -124,7 +124,7 @@ def raw_work(path: str):
 
     from django.http import QueryDict
 
-    from catalog.documents import Item, Price, Store, StoreStock, Summary, Variant
+    from catalog.documents import Inventory, Item, Price, Store, Summary, Variant
     from catalog.forms import BrowseForm
     from catalog.selectors import browse_index
     from catalog.selectors.browse import (
@@ -135,10 +135,7 @@ def raw_work(path: str):
         sort_spec,
     )
     from catalog.selectors.pricing import price_ids
-    from catalog.selectors.stores import (
-        stock_lines_pipeline,
-        stores_by_distance_pipeline,
-    )
+    from catalog.selectors.stores import stores_by_distance_pipeline
 
     url = urlsplit(path)
     if url.path == "/" or url.path.startswith("/c/"):
@@ -176,10 +173,8 @@ def raw_work(path: str):
         ids = price_ids(item_id=item_id, sku=sku, store=None)
         list(Price.coll().find({"_id": {"$in": ids}}))
         list(Store.coll().find({}))
-        lines = list(
-            StoreStock.coll().aggregate(stock_lines_pipeline(item_id=item_id, sku=sku))
-        )
-        ids = sorted(row["store_id"] for row in lines)
+        lines = Inventory.coll().find({"of_sku": sku}, {"store_id": 1, "quantity": 1})
+        ids = sorted(row["store_id"] for row in lines if row["quantity"] > 0)
         list(
             Store.coll().aggregate(
                 stores_by_distance_pipeline(

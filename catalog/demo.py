@@ -3,7 +3,8 @@
 A believable catalogue: six departments with category trees, brands, sizes
 and colours, 3 to 30 variants per item, online prices with store-group,
 store and variant overrides, 53 stores across three UK regions, and stock of
-each item in a few stores. Deterministic for a given seed.
+each item in a few stores (their stock locations, as click & collect
+reserves them). Deterministic for a given seed.
 
 Written in bulk (``insert_many`` per batch), never document by document;
 summaries come from ``summary_of``, the function the rebuild service uses.
@@ -26,11 +27,11 @@ from catalog.documents import (
     StoreStock,
     Summary,
     Variant,
-    store_stock_id,
 )
 from catalog.services.products import item_keywords
 from catalog.services.scopes import scopes_write
 from catalog.services.stock import stock_open
+from catalog.services.store_stock import store_stocks_open
 from catalog.services.summaries import summary_of
 from config.progress import Progress
 
@@ -513,36 +514,28 @@ def _item(rng: random.Random, n: int, store_ids, groups):
     return item, variants, prices
 
 
-def _stock(rng: random.Random, item, variants, stores) -> list[dict]:
-    docs = []
+def _stock(rng: random.Random, item, variants, stores) -> dict[tuple[str, str], int]:
+    """A few stores' counts of the item's variants, (store_id, sku) -> units;
+    a store that has run out of a variant simply does not stock it."""
+    counts = {}
     for store in rng.sample(stores, rng.randint(3, 8)):
-        docs.append(
-            {
-                "_id": store_stock_id(store["store_id"], item["_id"]),
-                "store_id": store["store_id"],
-                "item_id": item["_id"],
-                "location": store["location"],
-                "vars": [
-                    {
-                        "sku": v["_id"],
-                        "quantity": 0 if rng.random() < 0.25 else rng.randint(1, 12),
-                    }
-                    for v in variants
-                ],
-            }
-        )
-    return docs
+        for v in variants:
+            units = 0 if rng.random() < 0.25 else rng.randint(1, 12)
+            if units:
+                counts[(store["store_id"], v["_id"])] = units
+    return counts
 
 
+# Stock (online and in stores) is not deleted: a second load keeps every
+# location's counters and holds (``stock_open`` opens only new ones).
 COLLECTIONS = (Item, Variant, Price, Summary, BrowseScope, StoreStock, Store)
 
 
 def _batch(rng, numbers, store_ids, groups, stores) -> dict[str, list]:
     """The documents of the items ``numbers``: items, variants, prices,
     browse summaries and store stock."""
-    batch: dict[str, list] = {
-        name: [] for name in ("items", "variants", "prices", "summaries", "stock")
-    }
+    batch: dict = {name: [] for name in ("items", "variants", "prices", "summaries")}
+    batch["stock"] = {}
     for n in numbers:
         item, variants, prices = _item(rng, n, store_ids, groups)
         batch["items"].append(item)
@@ -553,7 +546,7 @@ def _batch(rng, numbers, store_ids, groups, stores) -> dict[str, list]:
         summary = summary_of(item=item, variants=variants, prices=prices)
         if summary is not None:
             batch["summaries"].append(summary)
-        batch["stock"] += _stock(rng, item, variants, stores)
+        batch["stock"].update(_stock(rng, item, variants, stores))
     return batch
 
 
@@ -597,11 +590,14 @@ def load(*, items: int, seed: int, out) -> None:
                 ("variants", Variant),
                 ("prices", Price),
                 ("summaries", Summary),
-                ("stock", StoreStock),
             ]:
                 if batch[name]:
                     document.coll().insert_many(batch[name], ordered=False)
             totals["online"] += _open_online(online_rng, batch["variants"])
+            store_stocks_open(
+                counts=batch["stock"],
+                items={v["_id"]: v["item_id"] for v in batch["variants"]},
+            )
             tally.add(batch["summaries"])
             for name in ("variants", "prices", "stock"):
                 totals[name] += len(batch[name])
@@ -610,7 +606,7 @@ def load(*, items: int, seed: int, out) -> None:
     out.write(
         f"catalog: {items} items, {totals['variants']} variants, "
         f"{totals['prices']} prices, {len(stores)} stores, "
-        f"{totals['stock']} store stock documents, "
+        f"{totals['stock']} store stock locations, "
         f"{totals['online']} SKUs opened online in "
         f"{time.monotonic() - started:.1f}s\n"
     )

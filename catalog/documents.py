@@ -127,8 +127,32 @@ class InventoryMove(me.EmbeddedDocument):
     by = me.StringField()
 
 
+# A stock location: where units of a SKU are counted and held. Online stock
+# is keyed by the SKU itself, a store's by "<sku>@<store_id>" (click &
+# collect): each location is an ``Inventory`` of its own with its holds, so
+# one protocol (catalog/services/stock.py) reserves both.
+STORE_MARK = "@"
+
+
+def stock_location(sku: str, store_id: str | None = None) -> str:
+    """The stock location of ``sku``: online (no store) or at ``store_id``."""
+    return f"{sku}{STORE_MARK}{store_id}" if store_id else sku
+
+
+def location_parts(key: str) -> tuple[str, str | None]:
+    """(sku, store_id or None) of a stock location key."""
+    sku, _, store_id = key.partition(STORE_MARK)
+    return sku, store_id or None
+
+
 class Inventory(Document):
-    """The online stock of one SKU: counters, never a list of holders.
+    """The stock of one SKU at one location (online, or one store's):
+    counters, never a list of holders.
+
+    ``_id`` is the stock location (``stock_location``). A store's inventory
+    also names its SKU (``of_sku``), item and store, for the reads by SKU,
+    item or store; these never change what is counted. (The store's place
+    stays on the ``Store``: the nearest stores are a ``$geoNear`` there.)
 
     Conservation (``stock_problems``): ``quantity + held + sold ==
     received``, where ``held`` is the units of the SKU's ``StockHoldDoc``
@@ -150,6 +174,10 @@ class Inventory(Document):
     takes = me.EmbeddedDocumentListField(InventoryMove)
     gives = me.EmbeddedDocumentListField(InventoryMove)
     modified_at = me.DateTimeField()
+    # A store's stock only (absent online): see the class docstring.
+    of_sku = me.StringField()
+    item_id = me.StringField()
+    store_id = me.StringField()
 
     meta = {
         "collection": "inventories",
@@ -160,6 +188,11 @@ class Inventory(Document):
             # Moves left in flight (the reconciler; normally empty).
             {"fields": ["takes.at"], "sparse": True},
             {"fields": ["gives.at"], "sparse": True},
+            # A store's stock: of a SKU (nearest stores), of an item's SKUs
+            # (totals), of a store (its report). Online inventories lack them.
+            {"fields": ["of_sku"], "sparse": True},
+            {"fields": ["item_id"], "sparse": True},
+            {"fields": ["store_id"], "sparse": True},
         ],
     }
 
@@ -350,17 +383,19 @@ class BrowseScope(Document):
     meta = {"collection": "browse_scopes"}
 
 
+# --- The old shape of store stock (before click & collect) -----------------
+# Kept only so ``manage.py store_stock_migrate`` can read and drain it: a
+# store's counts now live in its ``Inventory`` documents.
+
+
 class StockLine(me.EmbeddedDocument):
     sku = me.StringField(required=True)
     quantity = me.IntField(required=True, min_value=0)
 
 
 class StoreStock(Document):
-    """What one store holds of one item, per variant.
-
-    The store's location is copied in so that "nearest stores with this SKU
-    in stock" is one ``$geoNear`` over this collection, without a join.
-    """
+    """The old shape: what one store held of one item, per variant. Read
+    and emptied by ``store_stock_migrate`` only; nothing else uses it."""
 
     stock_id = me.StringField(primary_key=True)  # "<store_id>|<item_id>"
     store_id = me.StringField(required=True)

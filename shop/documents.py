@@ -34,9 +34,20 @@ ORDER_STATES = (PENDING_PAYMENT, PAID, ORDER_CANCELED, REFUNDING, REFUNDED)
 
 
 class CartLine(me.EmbeddedDocument):
-    """A product line; its units are held on the SKU's inventory for the cart."""
+    """A product line; its units are held on a stock location for the cart.
+
+    ``sku`` is the line's resource key, the stock location
+    (``catalog.documents.stock_location``): the SKU itself for delivery
+    (online stock, online price), ``"<sku>@<store_id>"`` to collect at a
+    store (that store's stock, that store's price). Every cart query on
+    ``items.sku`` (expiry, reconcile, merge) thus keys the resource; one
+    cart may list one SKU both ways, as two lines.
+    """
 
     sku = me.StringField(required=True)
+    # Click & collect only: the store (and its name as the shopper saw it).
+    store_id = me.StringField()
+    store_name = me.StringField()
     item_id = me.StringField(required=True)
     name = me.StringField(required=True)
     quantity = me.IntField(required=True, min_value=1)
@@ -181,6 +192,10 @@ class OrderLine(me.EmbeddedDocument):
     # written only by shop.services.admissions.
     admitted_at = me.DateTimeField()
     admitted_by = me.StringField()
+    # A product to collect at a store (click & collect; ``key`` is then the
+    # store's stock location): where, in the shopper's words.
+    store_id = me.StringField()
+    store_name = me.StringField()
 
 
 class PaymentAttempt(me.EmbeddedDocument):

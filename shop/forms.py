@@ -60,19 +60,56 @@ def _quantity(minimum: int) -> forms.IntegerField:
     )
 
 
+# A store id, and a cart line's key: its stock location, the SKU or
+# "<sku>@<store_id>" for a line to collect at a store.
+STORE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
+LINE_KEY_PATTERN = (
+    r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}(@[A-Za-z0-9][A-Za-z0-9_-]{0,63})?$"
+)
+
+
+class LineKeyField(forms.CharField):
+    """A product line of the cart (``CartLine.sku``: its stock location)."""
+
+    default_validators = [
+        RegexValidator(LINE_KEY_PATTERN, "That is not a line of your cart.")
+    ]
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_length", 129)
+        kwargs.setdefault("widget", forms.HiddenInput)
+        super().__init__(**kwargs)
+
+
 class SkuForm(forms.Form):
     sku = SkuField()
 
 
+class LineForm(forms.Form):
+    sku = LineKeyField()
+
+
 class AddToCartForm(forms.Form):
+    """A SKU and how many; with ``store_id``, to collect at that store
+    (its stock and price), else delivered."""
+
     sku = SkuField()
     quantity = _quantity(1)
+    store_id = forms.CharField(
+        required=False,
+        max_length=64,
+        widget=forms.HiddenInput,
+        validators=[RegexValidator(STORE_PATTERN, "That store does not exist.")],
+    )
+
+    def clean_store_id(self) -> str | None:
+        return self.cleaned_data["store_id"] or None
 
 
 class SetQuantityForm(forms.Form):
     """A line's new quantity; 0 removes it."""
 
-    sku = SkuField()
+    sku = LineKeyField()
     quantity = _quantity(0)
 
 

@@ -1,4 +1,4 @@
-"""Reads of online stock and its holds; never writes."""
+"""Reads of stock (online and in stores) and its holds; never writes."""
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -65,6 +65,32 @@ def stock_free(*, skus: Iterable[str]) -> dict[str, int]:
     return {doc["_id"]: doc["quantity"] for doc in found}
 
 
+def stock_at_stores(*, sku: str) -> dict[str, int]:
+    """Units free to reserve of ``sku`` in each store that stocks it (its
+    store locations, index on ``of_sku``); stores without one are absent."""
+    found = _inventories().find({"of_sku": sku}, {"store_id": 1, "quantity": 1})
+    return {doc["store_id"]: doc["quantity"] for doc in found}
+
+
+def store_free(*, store_id: str) -> dict[str, int]:
+    """Units free per SKU at one store (index on ``store_id``)."""
+    found = _inventories().find({"store_id": store_id}, {"of_sku": 1, "quantity": 1})
+    return {doc["of_sku"]: doc["quantity"] for doc in found}
+
+
+def store_totals(*, item_ids: list[str]) -> dict[str, tuple[int, int]]:
+    """Per SKU of these items: free units over every store, and how many
+    stores stock it (index on ``item_id``)."""
+    totals: dict[str, tuple[int, int]] = {}
+    found = _inventories().find(
+        {"item_id": {"$in": list(item_ids)}}, {"of_sku": 1, "quantity": 1}
+    )
+    for doc in found:
+        units, stores = totals.get(doc["of_sku"], (0, 0))
+        totals[doc["of_sku"]] = (units + doc["quantity"], stores + 1)
+    return totals
+
+
 # What a SKU's level is read from: the counters on its inventory (free,
 # sold, received) and its hold documents (held, holders).
 _LEVEL_FIELDS = {"quantity": 1, "sold": 1, "received": 1}
@@ -123,7 +149,8 @@ def stock_low(*, default: int | None = None, limit: int = 100) -> list[LowStock]
     default = settings.LOW_STOCK_THRESHOLD if default is None else default
     under = list(
         _inventories()
-        .find({"quantity": {"$lt": default}}, {"quantity": 1})
+        # Online stock only: a store's stock is its own location.
+        .find({"quantity": {"$lt": default}, "store_id": None}, {"quantity": 1})
         .sort([("quantity", 1), ("_id", 1)])
         .limit(limit * 2)
     )

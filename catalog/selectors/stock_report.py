@@ -1,6 +1,7 @@
 """Stock per SKU for the back office: online levels (free / held / sold /
 received, from ``stock_levels``), the low-stock threshold, and what the
-stores hold (one store's count, and the sum over every store). Reads only.
+stores hold (one store's free units, and the sum over every store: their
+stock locations). Reads only.
 
 A search is bounded by its own index: a SKU (exact, or a prefix of the
 ``_id``), an item id, words of a title (the summaries' keywords), a store's
@@ -11,9 +12,16 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from catalog.documents import Item, StoreStock, Summary, Variant
+from catalog.documents import Item, Summary, Variant
 from catalog.facets import keywords_of
-from catalog.selectors.stock import StockLevel, stock_levels, stock_thresholds
+from catalog.selectors.stock import (
+    StockLevel,
+    stock_at_stores,
+    stock_levels,
+    stock_thresholds,
+    store_free,
+    store_totals,
+)
 
 PAGE = 50
 
@@ -37,8 +45,7 @@ class StockRow:
 
 
 def _store_lines(store_id: str) -> dict[str, int]:
-    found = StoreStock.coll().find({"store_id": store_id}, {"vars": 1})
-    return {v["sku"]: v["quantity"] for doc in found for v in doc.get("vars") or []}
+    return store_free(store_id=store_id)
 
 
 def _skus(q: str, store_lines: dict[str, int] | None, limit: int) -> list[str]:
@@ -131,34 +138,12 @@ def _rows(skus: list[str], store_lines: dict[str, int] | None) -> list[StockRow]
 
 def _store_totals(item_ids: list[str]) -> dict[str, tuple[int, int]]:
     """Per SKU of these items: units over every store, and how many stores."""
-    rows = StoreStock.coll().aggregate(
-        [
-            {"$match": {"item_id": {"$in": item_ids}}},
-            {"$unwind": "$vars"},
-            {
-                "$group": {
-                    "_id": "$vars.sku",
-                    "quantity": {"$sum": "$vars.quantity"},
-                    "stores": {"$sum": 1},
-                }
-            },
-        ]
-    )
-    return {r["_id"]: (r["quantity"], r["stores"]) for r in rows}
+    return store_totals(item_ids=item_ids)
 
 
 def sku_store_counts(*, sku: str) -> dict[str, int]:
-    """Each store's count of one SKU (stores without a line are absent)."""
-    variant = Variant.coll().find_one({"_id": sku}, {"item_id": 1})
-    if variant is None:
-        return {}
-    found = StoreStock.coll().find(
-        {"item_id": variant["item_id"]},
-        {"store_id": 1, "vars": {"$elemMatch": {"sku": sku}}},
-    )
-    return {
-        doc["store_id"]: doc["vars"][0]["quantity"] for doc in found if doc.get("vars")
-    }
+    """Each store's count of one SKU (stores that do not stock it are absent)."""
+    return stock_at_stores(sku=sku)
 
 
 def sku_exists(*, sku: str) -> bool:

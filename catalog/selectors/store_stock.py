@@ -1,9 +1,11 @@
-"""Reports over what the stores hold (data for the staff dashboard)."""
+"""Reports over what the stores hold (data for the staff dashboard): their
+stock locations' free units (catalog.selectors.stock)."""
 
 from dataclasses import dataclass
 
-from catalog.documents import Item, Store, StoreStock, Variant
+from catalog.documents import Item, Store, Variant
 from catalog.errors import UnknownItem, UnknownStore
+from catalog.selectors.stock import store_free, store_totals
 
 
 @dataclass(frozen=True)
@@ -14,30 +16,12 @@ class VariantTotal:
     stores: int  # how many stores hold a line for it (in stock or not)
 
 
-def _totals(match: dict) -> list[VariantTotal]:
-    rows = StoreStock.coll().aggregate(
-        [
-            {"$match": match},
-            {"$unwind": "$vars"},
-            {
-                "$group": {
-                    "_id": "$vars.sku",
-                    "item_id": {"$first": "$item_id"},
-                    "quantity": {"$sum": "$vars.quantity"},
-                    "stores": {"$sum": 1},
-                }
-            },
-            {"$sort": {"_id": 1}},
-        ]
-    )
+def _rows(totals: dict[str, tuple[int, int]], item_ids: dict[str, str]):
     return [
         VariantTotal(
-            sku=r["_id"],
-            item_id=r["item_id"],
-            quantity=r["quantity"],
-            stores=r["stores"],
+            sku=sku, item_id=item_ids.get(sku, ""), quantity=units, stores=stores
         )
-        for r in rows
+        for sku, (units, stores) in sorted(totals.items())
     ]
 
 
@@ -48,16 +32,21 @@ def item_stock_totals(*, item_id: str) -> list[VariantTotal]:
     """
     if not Item.coll().count_documents({"_id": item_id}, limit=1):
         raise UnknownItem()
-    found = {t.sku: t for t in _totals({"item_id": item_id})}
+    found = store_totals(item_ids=[item_id])
     skus = [v["_id"] for v in Variant.coll().find({"item_id": item_id})]
-    return [
-        found.get(sku, VariantTotal(sku=sku, item_id=item_id, quantity=0, stores=0))
-        for sku in sorted(set(skus) | set(found))
-    ]
+    return _rows(
+        {sku: found.get(sku, (0, 0)) for sku in set(skus) | set(found)},
+        dict.fromkeys(set(skus) | set(found), item_id),
+    )
 
 
 def store_stock_totals(*, store_id: str) -> list[VariantTotal]:
     """Every variant one store holds, with its quantity. Raises UnknownStore."""
     if not Store.coll().count_documents({"store_id": store_id}, limit=1):
         raise UnknownStore()
-    return _totals({"store_id": store_id})
+    free = store_free(store_id=store_id)
+    items = {
+        v["_id"]: v["item_id"]
+        for v in Variant.coll().find({"_id": {"$in": list(free)}}, {"item_id": 1})
+    }
+    return _rows({sku: (n, 1) for sku, n in free.items()}, items)

@@ -3,9 +3,10 @@
 import re
 from dataclasses import dataclass
 
-from catalog.documents import Store, StoreStock, Variant
+from catalog.documents import Store, Variant
 from catalog.errors import UnknownSku, UnknownStore
 from catalog.places import place_lookup
+from catalog.selectors.stock import stock_at_stores
 
 NEAREST = 10
 # A store this close counts as "near"; a farther one is listed with how far.
@@ -121,28 +122,6 @@ def _store_place(text: str) -> Location | None:
     return Location(lng=lng, lat=lat, label=label)
 
 
-def stock_lines_pipeline(*, item_id: str, sku: str) -> list[dict]:
-    """The stores' stock lines of ``sku`` with a positive quantity.
-
-    ``$elemMatch``: the SKU and the quantity must hold on the same line.
-    The item id comes first, alone, so that any server bounds it with the
-    ``item_id + store_id`` index.
-    """
-    return [
-        {"$match": {"item_id": item_id}},
-        {"$match": {"vars": {"$elemMatch": {"sku": sku, "quantity": {"$gt": 0}}}}},
-        {
-            "$project": {
-                "_id": 0,
-                "store_id": 1,
-                "line": {
-                    "$filter": {"input": "$vars", "cond": {"$eq": ["$$this.sku", sku]}}
-                },
-            }
-        },
-    ]
-
-
 def stores_by_distance_pipeline(
     *, lng: float, lat: float, store_ids: list[str], limit: int
 ) -> list[dict]:
@@ -174,23 +153,19 @@ def stores_near_with_stock(
 ) -> list[NearbyStore]:
     """The ``limit`` stores nearest to (lng, lat) holding ``sku``, nearest first.
 
-    Two index-served steps: the item's stock documents with the SKU in
-    stock (at most one per store), then ``$geoNear`` over those stores.
-    A single ``$geoNear`` over the stock itself (its copied location and
-    ``item_id + location`` index) gives the same answer on MongoDB, but a
-    server without compound geo indexes scans every stock document of every
-    item for it: 7 s at 10,000 items on the embedded one, against
-    milliseconds for these two. Raises UnknownSku.
+    Two index-served steps: the SKU's store locations with units free (at
+    most one per store: the very counters a collect line reserves from,
+    catalog.selectors.stock), then ``$geoNear`` over those stores. A single
+    ``$geoNear`` over the stock itself (its copied location) gives the same
+    answer on MongoDB, but a server without compound geo indexes scans every
+    store location for it. Raises UnknownSku.
     """
-    variant = Variant.coll().find_one({"_id": sku}, {"item_id": 1})
-    if variant is None:
+    if not Variant.coll().count_documents({"_id": sku}, limit=1):
         raise UnknownSku()
     quantities = {
-        row["store_id"]: row["line"][0]["quantity"]
-        for row in StoreStock.coll().aggregate(
-            stock_lines_pipeline(item_id=variant["item_id"], sku=sku)
-        )
-        if row["line"]
+        store_id: free
+        for store_id, free in stock_at_stores(sku=sku).items()
+        if free > 0
     }
     if not quantities:
         return []

@@ -1,4 +1,9 @@
-"""Online stock: reserve, adjust, release, commit and restock (DESIGN §3).
+"""Stock: reserve, adjust, release, commit and restock (DESIGN §3).
+
+Every function's ``sku`` is a stock location (``catalog.documents.
+stock_location``): a SKU's online stock, or one store's (``"<sku>@<store>"``,
+click & collect). Each location is a counter and holds of its own, so the
+rules below hold per location.
 
 The counter of free units (``Inventory.quantity``) and each cart's hold (a
 ``StockHoldDoc``, ``_id = "<sku>|<cart_id>"``) are separate documents, so a
@@ -650,9 +655,14 @@ def stock_return(
 # --- Receiving stock (the ledger) ---------------------------------------------
 
 
-def _new_inventory(sku: str, now: datetime) -> dict:
-    """An empty inventory: nothing received, held or sold, no ledger applied."""
+def _new_inventory(sku: str, now: datetime, fields: Mapping | None = None) -> dict:
+    """An empty inventory: nothing received, held or sold, no ledger applied.
+
+    ``fields``: what names a store's location (``of_sku``, ``item_id``,
+    ``store_id``); never a counter.
+    """
     return {
+        **(fields or {}),
         "_id": sku,
         "quantity": 0,
         "received": 0,
@@ -662,11 +672,22 @@ def _new_inventory(sku: str, now: datetime) -> dict:
     }
 
 
-def _ensure_inventory(sku: str, now: datetime) -> None:
+def _ensure_inventory(sku: str, now: datetime, fields: Mapping | None = None) -> None:
     try:
-        _inventories().insert_one(_new_inventory(sku, now))
+        _inventories().insert_one(_new_inventory(sku, now, fields))
     except DuplicateKeyError:
         pass
+
+
+def stock_locations_create(
+    *, fields: Mapping[str, Mapping], now: datetime | None = None
+) -> int:
+    """Create empty inventories (nothing received) for these stock locations,
+    each with its naming ``fields``; those that exist are left alone (their
+    counters and holds untouched). Returns how many were created."""
+    now = now or timezone.now()
+    docs = [_new_inventory(key, now, extra) for key, extra in fields.items()]
+    return len(_insert_new(_inventories(), docs)) if docs else 0
 
 
 def _apply_next(sku: str, seq: int) -> bool:
@@ -744,20 +765,26 @@ def _record(sku: str, quantity: int, kind: str, note: str, now: datetime) -> int
 
 
 def stock_restock(
-    *, sku: str, quantity: int, note: str = "", now: datetime | None = None
+    *,
+    sku: str,
+    quantity: int,
+    note: str = "",
+    now: datetime | None = None,
+    fields: Mapping | None = None,
 ) -> int:
     """Receive ``quantity`` new units of ``sku`` (creating its inventory).
 
     The receipt is written to the ledger first as entry ``n + 1``, then
     applied with the guard ``ledger_seq == n``, so a crash in between leaves
     a pending entry that the next restock or stock_ledger_settle applies,
-    exactly once. Returns the entry's number.
+    exactly once. Returns the entry's number. ``fields`` name a store's
+    location when its inventory is created here (see ``_new_inventory``).
 
     Raises InvalidQuantity.
     """
     quantity = _units(quantity)
     now = now or timezone.now()
-    _ensure_inventory(sku, now)
+    _ensure_inventory(sku, now, fields)
     return _record(sku, quantity, "receipt", note, now)
 
 

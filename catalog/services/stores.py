@@ -1,6 +1,6 @@
-"""Writes to stores (and the store location copied into their stock)."""
+"""Writes to stores."""
 
-from catalog.documents import Address, Store, StoreStock
+from catalog.documents import Address, Store
 from catalog.errors import InvalidStore
 
 
@@ -16,9 +16,9 @@ def store_save(
 ) -> Store:
     """Create or update a store.
 
-    Invariant: every stock document of the store carries the store's current
-    location (nearest-store queries read it there). Raises InvalidStore
-    for coordinates off the globe.
+    The store's place lives here only (its stock locations name the store;
+    nearest-store queries read the place from the stores). Raises
+    InvalidStore for coordinates off the globe.
     """
     if not (-180 <= lng <= 180 and -90 <= lat <= 90):
         raise InvalidStore("Longitude is within ±180 and latitude within ±90.")
@@ -31,8 +31,4 @@ def store_save(
         "location": point,
     }
     Store.coll().update_one({"store_id": store_id}, {"$set": fields}, upsert=True)
-    StoreStock.coll().update_many(
-        {"store_id": store_id, "location": {"$ne": point}},
-        {"$set": {"location": point}},
-    )
     return Store.objects.get(store_id=store_id)

@@ -1,4 +1,10 @@
-"""Product lines: units of a SKU held on its online inventory (catalog)."""
+"""Product lines: units of a SKU held on a stock location (catalog).
+
+A line's key (``CartLine.sku``) is its stock location: the SKU (delivery:
+online stock and price) or ``"<sku>@<store_id>"`` (click & collect: that
+store's stock and price). The kind never tells them apart beyond the
+price's scope and the order line's store: one protocol holds both.
+"""
 
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -6,6 +12,7 @@ from decimal import Decimal
 
 from django.conf import settings
 
+from catalog.documents import location_parts
 from catalog.errors import (
     AlreadyReserved,
     InvalidQuantity,
@@ -65,6 +72,11 @@ def give_back_units(*, sku: str, cart_id: str, quantity: int, now=None) -> None:
                 expect_at=hold.at,
             ):
                 return
+
+
+def needs_delivery(lines) -> bool:
+    """Whether any of these product lines is delivered (not collected)."""
+    return any(not getattr(line, "store_id", None) for line in lines)
 
 
 class ProductKind(LineKind):
@@ -144,11 +156,26 @@ class ProductKind(LineKind):
 
     def current_price(self, *, line) -> Decimal:
         # The line knows its item: the catalog's pricing rule alone answers,
-        # in one read (``sellable`` would also re-read the variant and item).
-        price = price_for(item_id=line.item_id, sku=line.sku)
+        # in one read (``sellable`` would also re-read the variant and item),
+        # at the line's store for a collect line (UnknownStore: it closed).
+        sku, store_id = location_parts(line.sku)
+        price = price_for(item_id=line.item_id, sku=sku, store_id=store_id)
         if price is None:
             raise NotForSale()
         return price
+
+    def repriced(self, *, line) -> tuple[dict, list[str]]:
+        fields, changes = super().repriced(line=line)
+        if getattr(line, "store_name", None):
+            changes = [f"{change} at {line.store_name}" for change in changes]
+        return fields, changes
+
+    def order_lines(self, *, line) -> list[dict]:
+        lines = super().order_lines(line=line)
+        if getattr(line, "store_id", None):
+            for son in lines:
+                son.update(store_id=line.store_id, store_name=line.store_name)
+        return lines
 
     def give_back(self, *, cart_id: str, line, now: datetime | None = None) -> None:
         give_back_units(sku=line.sku, cart_id=cart_id, quantity=line.quantity, now=now)

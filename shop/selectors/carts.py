@@ -22,6 +22,7 @@ from shop.cart_state import (
 from shop.documents import Cart
 from shop.identity import owner_of
 from shop.kinds import PRODUCTS, TICKETS, LineKind, lines_of
+from shop.kinds.products import needs_delivery
 from shop.limits import MAX_EXTENSIONS, MAX_LINE_QUANTITY
 
 # Below this many free units a line shows "only N more available".
@@ -110,6 +111,11 @@ class CartView:
     @property
     def product_lines(self) -> list[LineView]:
         return [v for v in self.lines if not v.is_ticket]
+
+    @property
+    def needs_address(self) -> bool:
+        """Goods to deliver: a product line not collected at a store."""
+        return needs_delivery(v.line for v in self.product_lines)
 
     @property
     def ticket_lines(self) -> list[LineView]:

@@ -9,8 +9,10 @@ from datetime import datetime
 
 from pymongo import ReturnDocument
 
-from catalog.errors import InvalidQuantity, OutOfStock
+from catalog.documents import stock_location
+from catalog.errors import InvalidQuantity, NotStocked, OutOfStock
 from catalog.selectors.pricing import sellable
+from catalog.selectors.stores import store_get
 from config import compat
 from config.errors import DomainError
 from shop import faults
@@ -88,27 +90,42 @@ def _take(*, cart_id: str, line, now: datetime, grow: bool = False):
             if attempt == 2 or not carts_expire_holding(
                 kind=PRODUCTS, key=line.sku, now=now
             ):
-                raise OutOfStock(available=exc.available, name=line.name) from None
+                raise OutOfStock(available=exc.available, name=_named(line)) from None
     raise AssertionError("unreachable")
 
 
+def _named(line) -> str:
+    """The line as a refusal names it: where it is collected, if it is."""
+    return f"{line.name} at {line.store_name}" if line.store_name else line.name
+
+
 def cart_add_item(
-    *, owner: str, sku: str, quantity: int, now: datetime | None = None
+    *,
+    owner: str,
+    sku: str,
+    quantity: int,
+    store_id: str | None = None,
+    now: datetime | None = None,
 ) -> Cart:
     """Put ``quantity`` units of ``sku`` in the owner's cart, holding them.
 
-    Name and price come from the catalog, never from the request. The units
-    are reserved on the SKU's inventory first, then the line is recorded on
-    the active cart (or grows if present); if the cart refuses, the units go
-    back at once.
+    Without ``store_id`` the line is delivered: online stock, online price.
+    With one it is collected there: that store's stock location and price
+    (``stock_location`` is the line's key; the same protocol reserves
+    both). A SKU may be on the cart both ways, as two lines. Name and price
+    come from the catalog, never from the request. The units are reserved on
+    the location first, then the line is recorded on the active cart (or
+    grows if present); if the cart refuses, the units go back at once.
 
-    Raises InvalidQuantity, QuantityTooLarge, TooManyLines, UnknownSku, NotForSale,
-    NotStocked, OutOfStock, CartPending, CartExpired, CartChanged.
+    Raises InvalidQuantity, QuantityTooLarge, TooManyLines, UnknownSku,
+    UnknownStore, NotForSale, NotStocked, OutOfStock (also for a store that
+    does not stock the SKU), CartPending, CartExpired, CartChanged.
     """
     quantity = _units(quantity)
     now = utcnow(now)
+    key = stock_location(sku, store_id)
     cart = live_cart(owner, now, create=False)
-    line = _line(cart, sku) if cart is not None else None
+    line = _line(cart, key) if cart is not None else None
     if line is not None:
         # More of a line the cart has: its name and price are known already
         # (checkout re-prices every line anyway).
@@ -116,7 +133,8 @@ def cart_add_item(
             raise QuantityTooLarge(limit=MAX_LINE_QUANTITY)
         return _change(cart, line, line.quantity + quantity, now)
     caps.line_fits(cart)
-    product = sellable(sku=sku)
+    product = sellable(sku=sku, store_id=store_id)
+    store = store_get(store_id=store_id) if store_id else None
     if cart is None:
         # There was none a moment ago: insert one straight away. If another
         # request of this shopper made one meanwhile, the unique index
@@ -124,14 +142,22 @@ def cart_add_item(
         cart = new_cart(owner, now) or live_cart(owner, now, create=True)
 
     line = CartLine(
-        sku=product.sku,
+        sku=key,
         item_id=product.item_id,
         name=product.name,
         quantity=quantity,
         unit_price=product.unit_price,
         added_at=now,
+        store_id=store.store_id if store else None,
+        store_name=store.name if store else None,
     )
-    return _add_line(cart.cart_id, line, now)
+    try:
+        return _add_line(cart.cart_id, line, now)
+    except NotStocked:
+        if store is None:
+            raise
+        # The store does not stock it: to the shopper, out of stock there.
+        raise OutOfStock(available=0, name=_named(line)) from None
 
 
 def _add_line(cart_id: str, line, now: datetime) -> Cart:

@@ -64,6 +64,7 @@ from shop.errors import (
 )
 from shop.kinds import KINDS, lines_of
 from shop.kinds.base import money
+from shop.kinds.products import needs_delivery
 from shop.payments import (
     AtCounter,
     Card,
@@ -460,7 +461,7 @@ def cart_checkout(
     the lease lapsed takes over the same attempt); units are sold only once
     the order is paid; a declined payment leaves the cart active with every
     hold intact; goods are delivered somewhere (``shipping`` None: tickets
-    only).
+    and lines to collect at a store only).
 
     Raises CartNotFound (unknown or someone else's cart), CartEmpty, AddressNeeded,
     CartExpired, CartInactive, CheckoutInProgress, PricesChanged,
@@ -516,7 +517,7 @@ def _prepare(
     """Steps 2-3: re-price, check the holds, the order; any refusal reopens
     the cart (if this run still has it)."""
     try:
-        if shipping is None and run.cart.items:
+        if shipping is None and needs_delivery(run.cart.items):
             raise AddressNeeded()
         _reprice(run.cart, now)
         for kind in KINDS:

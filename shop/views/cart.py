@@ -10,12 +10,19 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from catalog.documents import location_parts, stock_location
 from config.errors import DomainError
 from config.http import HtmxHttpRequest, answers_refusals, valid
 from shop import errors as say
 from shop import events
 from shop.errors import CartExpired
-from shop.forms import AddToCartForm, SetQuantityForm, SkuForm, TicketRemoveForm
+from shop.forms import (
+    AddToCartForm,
+    LineForm,
+    SetQuantityForm,
+    SkuForm,
+    TicketRemoveForm,
+)
 from shop.identity import owner_of
 from shop.selectors.carts import cart_view, expired_cart, live_cart, offer, units_in
 from shop.services.carts import (
@@ -78,7 +85,7 @@ def update(request: HtmxHttpRequest):
 @require_POST
 @answers_refusals(_refused)
 def remove(request: HtmxHttpRequest):
-    form = valid(SkuForm(request.POST))
+    form = valid(LineForm(request.POST))
     owner = owner_of(request)
     before = _line_before(owner, form.cleaned_data["sku"])
     cart_remove_item(owner=owner, **form.cleaned_data)
@@ -99,7 +106,7 @@ def _announce(request, owner, before, quantity: int) -> None:
             sender=None,
             request=request,
             owner=owner,
-            sku=before.sku,
+            sku=location_parts(before.sku)[0],
             item_id=before.item_id,
             delta=quantity - before.quantity,
         )
@@ -172,7 +179,8 @@ def add(request: HtmxHttpRequest):
     form = valid(AddToCartForm(request.POST))
     owner, sku = owner_of(request, create=True), form.cleaned_data["sku"]
     cart = cart_add_item(owner=owner, **form.cleaned_data)
-    line = next((x for x in cart.items if x.sku == sku), None)
+    key = stock_location(sku, form.cleaned_data["store_id"])
+    line = next((x for x in cart.items if x.sku == key), None)
     if line is not None:
         events.cart_line_changed.send(
             sender=None,

@@ -49,13 +49,13 @@ def _checkout_page(request, form: CheckoutForm | None, *, status: int = 200):
         initial = {"email": email, **(refused or {}).get("data", {})}
         form = CheckoutForm(
             initial={**initial, "cart": view.cart_id},
-            needs_address=bool(view.product_lines),
+            needs_address=view.needs_address,
         )
     context = {
         "form": form,
         "view": view,
         "refused": refused,
-        "needs_address": bool(view.product_lines),
+        "needs_address": view.needs_address,
     }
     return render(request, "shop/checkout.html", with_units(context), status=status)
 

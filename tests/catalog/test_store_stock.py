@@ -1,4 +1,4 @@
-"""Stock per store: totals by aggregation, and $inc changes that never go negative."""
+"""Stock per store: its stock locations, totals, and changes that never go negative."""
 
 import pytest
 
@@ -9,7 +9,9 @@ from catalog.errors import (
     UnknownSku,
     UnknownStore,
 )
+from catalog.selectors.stock import stock_level, stock_problems
 from catalog.selectors.store_stock import item_stock_totals, store_stock_totals
+from catalog.services.stock import stock_reserve
 from catalog.services.store_stock import store_stock_adjust, store_stock_set
 from catalog.services.stores import store_save
 from tests.catalog.conftest import sku_of
@@ -57,12 +59,41 @@ def test_store_totals_list_every_variant_the_store_holds(stocked):
     assert totals(store_stock_totals(store_id="bradford")) == {}
 
 
-def test_stock_document_per_store_and_item_carries_the_store_location(stocked):
-    doc = stocked.store_stock.find_one({"store_id": "leeds", "item_id": "1"})
+def test_each_store_and_sku_is_a_stock_location_of_its_own(stocked):
+    doc = stocked.inventories.find_one({"_id": f"{SIX_RED}@leeds"})
 
-    assert doc["location"] == {"type": "Point", "coordinates": [-1.5437, 53.7997]}
-    assert sorted(line["sku"] for line in doc["vars"]) == [SIX_RED, SEVEN_RED]
-    assert stocked.store_stock.count_documents({}) == 4
+    assert (doc["of_sku"], doc["item_id"], doc["store_id"]) == (SIX_RED, "1", "leeds")
+    assert (doc["quantity"], doc["received"], doc["sold"]) == (4, 4, 0)
+    # One location per store and SKU, a zero count included; no old shape.
+    assert stocked.inventories.count_documents({"store_id": {"$ne": None}}) == 6
+    assert stocked.store_stock.count_documents({}) == 0
+    # Online stock is another location: the store's count is not in it.
+    assert stocked.inventories.count_documents({"_id": SIX_RED}) == 0
+
+
+def test_counts_are_ledger_entries_and_conserve(stocked):
+    store_stock_set(store_id="leeds", sku=SIX_RED, quantity=9)
+    store_stock_set(store_id="leeds", sku=SIX_RED, quantity=2)
+
+    entries = [
+        e["quantity"]
+        for e in stocked.stock_ledger.find({"sku": f"{SIX_RED}@leeds"}).sort("seq")
+    ]
+    assert entries == [4, 5, -7]
+    assert stock_problems() == []
+
+
+def test_a_count_never_takes_units_a_cart_holds(stocked):
+    stock_reserve(sku=f"{SIX_RED}@leeds", cart_id="c1", quantity=3)
+
+    # The count is the units free to sell: the 3 held stay the cart's.
+    assert store_stock_set(store_id="leeds", sku=SIX_RED, quantity=0) == 0
+    with pytest.raises(StockShort):
+        store_stock_adjust(store_id="leeds", sku=SIX_RED, delta=-1)
+
+    level = stock_level(sku=f"{SIX_RED}@leeds")
+    assert (level.free, level.held, level.received) == (0, 3, 3)
+    assert stock_problems() == []
 
 
 def test_adjust_increments_one_line_in_one_store(stocked):
@@ -104,18 +135,17 @@ def test_absurd_stock_takes_are_refused(stocked, quantity):
         store_stock_set(store_id="leeds", sku=SIX_RED, quantity=quantity)
 
 
-def test_set_replaces_a_line_without_duplicating_it(stocked):
+def test_set_replaces_a_count_without_duplicating_it(stocked):
     store_stock_set(store_id="leeds", sku=SIX_RED, quantity=9)
 
-    doc = stocked.store_stock.find_one({"store_id": "leeds", "item_id": "1"})
-    assert [line["quantity"] for line in doc["vars"] if line["sku"] == SIX_RED] == [9]
+    found = list(stocked.inventories.find({"of_sku": SIX_RED, "store_id": "leeds"}))
+    assert [doc["quantity"] for doc in found] == [9]
 
 
-def test_a_moved_store_moves_its_stock_locations(stocked):
+def test_a_moved_store_keeps_its_stock(stocked):
     store_save(store_id="leeds", name="Leeds", group="sg-north", lng=-1.6, lat=53.8)
 
-    for doc in stocked.store_stock.find({"store_id": "leeds"}):
-        assert doc["location"]["coordinates"] == [-1.6, 53.8]
+    assert totals(store_stock_totals(store_id="leeds"))[SIX_RED] == (4, 1)
 
 
 def test_reports_of_unknown_item_or_store_are_refused(stocked):

@@ -5,6 +5,7 @@ import multiprocessing as mp
 import pytest
 
 from catalog.errors import StockShort
+from catalog.selectors.stock import stock_problems
 from catalog.services.store_stock import store_stock_adjust, store_stock_set
 from tests.catalog.conftest import sku_of
 
@@ -45,8 +46,8 @@ def _race(mongo_uri, mongo_db, deltas):
 
 
 def _quantity(mongo_db):
-    doc = mongo_db.store_stock.find_one({"store_id": "leeds", "item_id": "1"})
-    return next(line["quantity"] for line in doc["vars"] if line["sku"] == SKU)
+    assert stock_problems() == []
+    return mongo_db.inventories.find_one({"_id": f"{SKU}@leeds"})["quantity"]
 
 
 def test_twelve_shoppers_racing_for_five_units_exactly_five_win(

@@ -72,3 +72,33 @@ def make_show(
     start = max(t0, timezone.now()) + (days_after or timedelta(days=30))
     theater = make_theater(hall, layout=layout)
     return make_session(theater, show=show, starts_in=start - timezone.now())
+
+
+def make_store(store_id: str, name: str, *, lng: float, lat: float) -> str:
+    """A store (click & collect), written through the catalog's service."""
+    from catalog.documents import Address
+    from catalog.services.stores import store_save
+
+    store_save(
+        store_id=store_id,
+        name=name,
+        group="sg-test",
+        lng=lng,
+        lat=lat,
+        region="North",
+        address=Address(city=name, zip=f"{store_id.upper()} 1AA"),
+    )
+    return store_id
+
+
+def stock_store(sku: str, store_id: str, *, quantity: int, price=None) -> str:
+    """A store's count of a SKU (and its own price if given); the location."""
+    from catalog.documents import stock_location
+    from catalog.services.store_stock import store_stock_set
+
+    store_stock_set(store_id=store_id, sku=sku, quantity=quantity)
+    if price is not None:
+        Price.objects(price_id=f"{sku}_{store_id}").update_one(
+            set__amount=Decimal(price), upsert=True
+        )
+    return stock_location(sku, store_id)
