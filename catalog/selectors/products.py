@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from decimal import Decimal
 
-from catalog.documents import Item, Variant
+from catalog.documents import Item, Variant, stock_location
 from catalog.errors import UnknownItem, UnknownSku
 from catalog.selectors.pricing import price_for
 from catalog.selectors.stock import stock_free
@@ -48,6 +48,32 @@ class VariantOption:
 
 
 @dataclass(frozen=True)
+class CollectOption:
+    """Collect the chosen variant at the chosen store: that store's price and
+    the units free at its stock location, the very counter a collect line
+    reserves from; when it has none, the nearest other store that has."""
+
+    store: StoreRow
+    price: Decimal | None
+    free: int
+    nearest: NearbyStore | None = None
+
+    @property
+    def sold_out(self) -> bool:
+        return self.free <= 0 or self.price is None
+
+    @property
+    def availability(self) -> str:
+        """ "3 left at Leeds", "In stock at Leeds", "Out of stock at Leeds"."""
+        where = self.store.name
+        if self.sold_out:
+            return f"Out of stock at {where}"
+        if self.free <= LOW_STOCK:
+            return f"{self.free} left at {where}"
+        return f"In stock at {where}"
+
+
+@dataclass(frozen=True)
 class ColourRow:
     colour: str | None
     options: list[VariantOption]
@@ -73,6 +99,9 @@ class ItemPage:
     location: Location | None
     # None when no location is known yet; else the nearest stores in stock.
     nearby: list[NearbyStore] | None
+    # With a store chosen: delivery at the online price, or collect there.
+    online_price: Decimal | None = None
+    collect: CollectOption | None = None
 
     @property
     def rows(self) -> list[ColourRow]:
@@ -130,6 +159,9 @@ def item_page(
     variants, chosen_sku = _variant_options(item_id, sku)
     chosen = next((v for v in variants if v.selected), None)
     price = price_for(item_id=item_id, sku=chosen_sku, store_id=store_id)
+    collect = None
+    if store is not None and chosen_sku is not None:
+        collect = _collect_option(item_id, chosen_sku, store, price)
     nearby = None
     if location is not None and chosen_sku is not None:
         nearby = stores_near_with_stock(
@@ -152,4 +184,22 @@ def item_page(
         stores=stores_list(),
         location=location,
         nearby=nearby,
+        online_price=(
+            price_for(item_id=item_id, sku=chosen_sku) if store is not None else price
+        ),
+        collect=collect,
     )
+
+
+def _collect_option(
+    item_id: str, sku: str, store: StoreRow, price: Decimal | None
+) -> CollectOption:
+    """The chosen store's offer of ``sku``; out of stock there, the nearest
+    other store with units free (from the chosen store's place)."""
+    key = stock_location(sku, store.store_id)
+    free = max(0, stock_free(skus=[key]).get(key, 0))
+    nearest = None
+    if free <= 0:
+        others = stores_near_with_stock(sku=sku, lng=store.lng, lat=store.lat, limit=2)
+        nearest = next((s for s in others if s.store_id != store.store_id), None)
+    return CollectOption(store=store, price=price, free=free, nearest=nearest)
