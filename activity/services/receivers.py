@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from activity import kinds
 from activity.services.writer import record
+from catalog.documents import location_parts
 from shop.documents import Order
 from shop.identity import owner_of
 
@@ -84,8 +85,12 @@ def order_lines(order: dict) -> list[dict]:
     items are looked up by the writer, a batch at a time, off the request),
     ticket lines counted per performance."""
     raw = order.get("lines") or []
+    # A product line's key is its stock location: the SKU, or "<sku>@<store>"
+    # for a line collected at a store; the log keeps the SKU.
     lines = [
-        {"sku": x["key"], "qty": x["quantity"]} for x in raw if x["kind"] == PRODUCT
+        {"sku": location_parts(x["key"])[0], "qty": x["quantity"]}
+        for x in raw
+        if x["kind"] == PRODUCT
     ]
     seats = Counter(x["key"] for x in raw if x["kind"] == TICKET)
     lines += [{"session": key, "qty": n} for key, n in seats.items()]

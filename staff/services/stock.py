@@ -72,7 +72,8 @@ def staff_set_threshold(*, user, sku: str, threshold: int | None) -> None:
 
 
 def staff_set_store_stock(*, user, sku: str, store_id: str, quantity: int) -> None:
-    """A store's count of a SKU (a stock take for the nearest-store feature)."""
+    """A store's count of a SKU (its units free to sell): a ledger entry of
+    the store's stock location, which click & collect reserves from."""
     store_stock_set(store_id=store_id, sku=sku, quantity=quantity)
     audit_record(
         action="store stock set",
