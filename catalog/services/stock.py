@@ -38,7 +38,6 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from django.utils import timezone
-from pymongo import UpdateOne
 from pymongo.collection import Collection
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
@@ -823,24 +822,31 @@ def stock_correct(
 
 def _apply_openings(wanted: Mapping[str, int], now: datetime) -> None:
     """Entry 1 of each SKU applied to its inventory, guarded on
-    ``ledger_seq == 0`` (an inventory applies its first entry once)."""
-    _inventories().bulk_write(
-        [
-            UpdateOne(
-                {"_id": sku, "ledger_seq": 0},
-                {
-                    "$inc": {"quantity": units, "received": units},
-                    "$set": {"ledger_seq": 1, "modified_at": now},
-                },
-            )
-            for sku, units in wanted.items()
-        ],
-        ordered=False,
-    )
+    ``ledger_seq == 0`` (an inventory applies its first entry once).
+
+    One update per distinct quantity, not per SKU: opening counts repeat,
+    and on the Rust server one update_many costs far less than as many
+    single updates; the guard is still each inventory's own.
+    """
+    by_units: dict[int, list[str]] = {}
+    for sku, units in wanted.items():
+        by_units.setdefault(units, []).append(sku)
+    for units, group in by_units.items():
+        _inventories().update_many(
+            {"_id": {"$in": group}, "ledger_seq": 0},
+            {
+                "$inc": {"quantity": units, "received": units},
+                "$set": {"ledger_seq": 1, "modified_at": now},
+            },
+        )
 
 
 def stock_open(
-    *, quantities: Mapping[str, int], note: str = "opening stock", now=None
+    *,
+    quantities: Mapping[str, int],
+    note: str = "opening stock",
+    now=None,
+    fields: Mapping[str, Mapping] | None = None,
 ) -> int:
     """Open the online stock of many SKUs at once (demo loads, imports).
 
@@ -850,7 +856,9 @@ def stock_open(
     ``ledger_seq == 0``, then the pending flags cleared. A crash anywhere
     leaves state that ``stock_ledger_settle`` finishes. A SKU that already
     has a ledger is left alone (its entry 1 exists), so running it twice
-    opens nothing twice. Returns how many SKUs were opened.
+    opens nothing twice. Returns how many SKUs were opened. ``fields``: per
+    stock location, what names it when its inventory is created here (a
+    store's, see ``_new_inventory``).
 
     Raises InvalidQuantity when a quantity is not a positive whole number.
     """
@@ -858,7 +866,10 @@ def stock_open(
     if not wanted:
         return 0
     now = now or timezone.now()
-    _insert_new(_inventories(), [_new_inventory(sku, now) for sku in wanted])
+    fields = fields or {}
+    _insert_new(
+        _inventories(), [_new_inventory(sku, now, fields.get(sku)) for sku in wanted]
+    )
     entries = [
         {
             "sku": sku,

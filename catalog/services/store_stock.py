@@ -110,15 +110,15 @@ def store_stocks_open(*, counts: Mapping[tuple[str, str], int], items: Mapping) 
         }
         for store_id, sku in counts
     }
-    stock_locations_create(fields=fields)
-    return stock_open(
-        quantities={
-            stock_location(sku, store_id): n
-            for (store_id, sku), n in counts.items()
-            if n > 0
-        },
-        note="store opening stock",
-    )
+    quantities = {
+        stock_location(sku, store_id): n
+        for (store_id, sku), n in counts.items()
+        if n > 0
+    }
+    empty = {key: named for key, named in fields.items() if key not in quantities}
+    if empty:
+        stock_locations_create(fields=empty)
+    return stock_open(quantities=quantities, note="store opening stock", fields=fields)
 
 
 def store_stock_migrate(*, batch: int = 200) -> tuple[int, int]:
