@@ -109,13 +109,12 @@ def cart_add_item(
 ) -> Cart:
     """Put ``quantity`` units of ``sku`` in the owner's cart, holding them.
 
-    Without ``store_id`` the line is delivered: online stock, online price.
-    With one it is collected there: that store's stock location and price
-    (``stock_location`` is the line's key; the same protocol reserves
-    both). A SKU may be on the cart both ways, as two lines. Name and price
-    come from the catalog, never from the request. The units are reserved on
-    the location first, then the line is recorded on the active cart (or
-    grows if present); if the cart refuses, the units go back at once.
+    Without ``store_id`` the line is delivered (online stock and price);
+    with one it is collected there (that store's stock location, the line's
+    key, and its price); a SKU may be on the cart both ways, as two lines.
+    Name and price come from the catalog, never from the request. The units
+    are reserved on the location first, then the line is recorded on the
+    active cart (or grows); if the cart refuses, the units go back at once.
 
     Raises InvalidQuantity, QuantityTooLarge, TooManyLines, UnknownSku,
     UnknownStore, NotForSale, NotStocked, OutOfStock (also for a store that
@@ -141,7 +140,20 @@ def cart_add_item(
         # refuses and the loop finds (or expires and replaces) that one.
         cart = new_cart(owner, now) or live_cart(owner, now, create=True)
 
-    line = CartLine(
+    line = _new_line(product, key, store, quantity, now)
+    try:
+        return _add_line(cart.cart_id, line, now)
+    except NotStocked:
+        if store is None:
+            raise
+        # The store does not stock it: to the shopper, out of stock there.
+        raise OutOfStock(available=0, name=_named(line)) from None
+
+
+def _new_line(product, key: str, store, quantity: int, now: datetime) -> CartLine:
+    """The cart line of a catalog product at stock location ``key`` (to
+    collect at ``store``, or delivered when None)."""
+    return CartLine(
         sku=key,
         item_id=product.item_id,
         name=product.name,
@@ -151,13 +163,6 @@ def cart_add_item(
         store_id=store.store_id if store else None,
         store_name=store.name if store else None,
     )
-    try:
-        return _add_line(cart.cart_id, line, now)
-    except NotStocked:
-        if store is None:
-            raise
-        # The store does not stock it: to the shopper, out of stock there.
-        raise OutOfStock(available=0, name=_named(line)) from None
 
 
 def _add_line(cart_id: str, line, now: datetime) -> Cart:
