@@ -9,7 +9,7 @@ from catalog.errors import (
     UnknownSku,
     UnknownStore,
 )
-from catalog.selectors.stock import stock_level, stock_problems
+from catalog.selectors.stock import stock_level, stock_low, stock_problems
 from catalog.selectors.store_stock import item_stock_totals, store_stock_totals
 from catalog.services.stock import stock_reserve
 from catalog.services.store_stock import store_stock_adjust, store_stock_set
@@ -153,3 +153,10 @@ def test_reports_of_unknown_item_or_store_are_refused(stocked):
         item_stock_totals(item_id="nope")
     with pytest.raises(UnknownStore):
         store_stock_totals(store_id="nope")
+
+
+def test_low_stock_alerts_are_about_online_stock_only(stocked):
+    # Leeds' one unit of the 7 red is a store's stock, not a low online SKU.
+    assert store_stock_set(store_id="leeds", sku=SEVEN_RED, quantity=1) == 1
+
+    assert stock_low(default=5) == []
