@@ -21,6 +21,7 @@ import mongoengine
 import pytest
 from pymongo import monitoring
 
+from catalog.selectors.stock import stock_at_stores
 from catalog.services.stock import stock_reserve
 from config import mongo
 from shop.services.carts import (
@@ -33,7 +34,13 @@ from shop.services.checkout import cart_checkout
 from shop.services.cleanup import carts_purge
 from shop.services.expiry import cart_expire, cart_release, carts_expire
 from shop.services.reconcile import reservations_reconcile
-from tests.shop.factories import SHIPPING, card, make_product
+from tests.shop.factories import (
+    SHIPPING,
+    card,
+    make_product,
+    make_store,
+    stock_store,
+)
 
 T0 = datetime(2030, 1, 15, 12, 0, tzinfo=UTC)
 SHAPED = {"find", "update", "delete", "findAndModify", "aggregate", "count", "distinct"}
@@ -106,6 +113,11 @@ def populate(world: World) -> None:
     for i in range(8):
         make_product(sku=f"HOT-{i}", stock=10_000)
     make_product(sku="LAST", stock=3)
+    # Click & collect: two stores, one with HOT-1, neither with LAST.
+    make_store("hot-a", "Hot A", lng=-1.54, lat=53.80)
+    make_store("hot-b", "Hot B", lng=-1.08, lat=53.96)
+    stock_store("HOT-1", "hot-a", quantity=10_000, price="9.00")
+    stock_store("LAST", "hot-b", quantity=0)
     world.now = T0 - timedelta(hours=2)
     for _ in range(3):  # stale holders of the last units
         world.cart(sku="LAST")
@@ -192,7 +204,22 @@ def cleanup_job(world):
     carts_purge(now=world.now + timedelta(days=1))
 
 
+def collect_add(world):
+    owner = world.shopper()
+    cart_add_item(owner=owner, sku="HOT-1", store_id="hot-a", quantity=1, now=world.now)
+
+
+def stores_with_a_sku(world):
+    """What the item page reads for a store: each store's units of a SKU
+    (its stock locations; the ``$geoNear`` over the stores that follows is
+    the stores' own index)."""
+    stock_at_stores(sku="HOT-1")
+    stock_at_stores(sku="LAST")
+
+
 ACTIONS = [
+    ("collect add", collect_add),
+    ("stores with a SKU", stores_with_a_sku),
     ("add", add),
     ("add more of a line", add_more_of_a_line),
     ("change", change),
