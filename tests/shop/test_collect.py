@@ -23,7 +23,8 @@ from shop.services.carts import (
 from shop.services.checkout import cart_checkout
 from shop.services.expiry import carts_expire
 from shop.services.reconcile import reservations_reconcile
-from tests.shop.factories import SHIPPING, card, make_store, stock_store
+from shop.services.tickets import cart_hold_seats
+from tests.shop.factories import SHIPPING, card, make_show, make_store, stock_store
 
 ALICE = "anon:alice"
 
@@ -178,6 +179,18 @@ def test_collect_only_needs_no_address_but_delivery_does(product, leeds, now):
 
     assert order.state == PAID and order.shipping is None
     assert order.lines[0].store_name == "Leeds Briggate"
+
+
+def test_collect_and_tickets_need_no_address_either(product, leeds, now):
+    cart_hold_seats(owner=ALICE, session_id=make_show(), seats=[(0, 1)], now=now)
+    cart = cart_add_item(
+        owner=ALICE, sku=product, store_id="leeds", quantity=1, now=now
+    )
+
+    order = _checkout(cart.cart_id, now, shipping=None)
+
+    assert order.state == PAID and order.shipping is None
+    assert sorted(line.kind for line in order.lines) == ["product", "ticket"]
 
 
 def test_an_expired_collect_line_gives_the_store_its_units_back(
