@@ -22,6 +22,7 @@ from shop.services.carts import (
 )
 from shop.services.checkout import cart_checkout
 from shop.services.expiry import carts_expire
+from shop.services.orders import order_cancel
 from shop.services.reconcile import reservations_reconcile
 from shop.services.tickets import cart_hold_seats
 from tests.shop.factories import SHIPPING, card, make_show, make_store, stock_store
@@ -191,6 +192,21 @@ def test_collect_and_tickets_need_no_address_either(product, leeds, now):
 
     assert order.state == PAID and order.shipping is None
     assert sorted(line.kind for line in order.lines) == ["product", "ticket"]
+
+
+def test_a_canceled_collect_order_puts_the_units_back_at_the_store(product, leeds, now):
+    cart_add_item(owner=ALICE, sku=product, quantity=1, now=now)
+    cart = cart_add_item(
+        owner=ALICE, sku=product, store_id="leeds", quantity=2, now=now
+    )
+    paid = _checkout(cart.cart_id, now)
+
+    order_cancel(number=paid.number, owner=ALICE, now=now)
+
+    store, online = stock_level(sku=leeds), stock_level(sku=product)
+    assert (store.free, store.sold) == (3, 0)
+    assert (online.free, online.sold) == (100, 0)
+    assert invariant_problems() == []
 
 
 def test_an_expired_collect_line_gives_the_store_its_units_back(
