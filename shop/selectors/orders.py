@@ -5,6 +5,8 @@ from datetime import datetime
 
 from django.utils import timezone
 
+from catalog.errors import UnknownStore
+from catalog.selectors.stores import StoreRow, store_get
 from shop.documents import PAID, Order
 from shop.errors import OrderNotFound
 
@@ -85,3 +87,19 @@ def order_by_id(*, order_id: str) -> Order:
     if order is None:
         raise OrderNotFound()
     return order
+
+
+def order_collect_points(order: Order) -> list[StoreRow]:
+    """The stores where the order's lines are collected, each once, in the
+    order's line order (with their address, as the catalog has it now; a
+    store closed since is left out: its lines still name it)."""
+    store_ids = list(
+        dict.fromkeys(line.store_id for line in order.lines if line.store_id)
+    )
+    points = []
+    for store_id in store_ids:
+        try:
+            points.append(store_get(store_id=store_id))
+        except UnknownStore:
+            continue
+    return points

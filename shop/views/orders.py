@@ -23,6 +23,7 @@ from shop.identity import owner_of
 from shop.selectors.carts import cart_view
 from shop.selectors.orders import (
     order_by_link,
+    order_collect_points,
     order_of_owner,
     order_tickets,
     orders_of_owner,
@@ -107,6 +108,7 @@ def _order_page(request, order, *, cancel_url: str, status: int = 200):
         "order": order,
         "link": order_url(order),
         "tickets": order_tickets(order),
+        "collect_points": order_collect_points(order),
         "has_goods": any(line.ticket is None for line in order.lines),
         "can_cancel": owner_may_cancel(order),
         "cancel_url": cancel_url,

@@ -145,6 +145,9 @@ def test_a_collect_only_checkout_asks_no_address_and_the_order_says_where(
     assert response.status_code == 200
     assert "Collect at Leeds Briggate" in html
     assert "Delivery to" not in html
+    # Where to collect: the store's place, from the catalog.
+    points = re.search(r"data-collect-points>.*?</div>", html, re.S).group(0)
+    assert "Leeds Briggate" in points and "LEEDS 1AA" in points
     assert "£160.00" in html
     assert stock_level(sku=f"{shop}@leeds").sold == 2
 
