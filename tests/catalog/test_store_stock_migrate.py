@@ -82,3 +82,18 @@ def test_a_location_written_since_keeps_its_own_count(small_catalog, stores):
     assert stock_level(sku=f"{RED_6}@leeds").free == 9
     assert stock_level(sku=f"{RED_7}@leeds").free == 1
     assert stock_problems() == []
+
+
+def test_convert_data_converts_an_upgraded_database_quietly(
+    small_catalog, stores, capsys
+):
+    # What ``serve`` runs before any worker starts.
+    old_shape(small_catalog, "leeds", "1", {RED_6: 4})
+
+    call_command("convert_data", verbosity=0)
+    call_command("convert_data", verbosity=0)  # a current database: nothing
+
+    assert capsys.readouterr().out == ""
+    assert stock_level(sku=f"{RED_6}@leeds").free == 4
+    assert small_catalog.stock_ledger.count_documents({}) == 1
+    assert stock_problems() == []

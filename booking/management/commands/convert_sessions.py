@@ -12,4 +12,6 @@ class Command(MongoCommand):
     )
 
     def handle(self, *args, **options):
-        self.stdout.write(f"convert_sessions: {sessions_convert()}")
+        converted = sessions_convert()
+        if options["verbosity"] >= 1:
+            self.stdout.write(f"convert_sessions: {converted}")

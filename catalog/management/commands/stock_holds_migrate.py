@@ -11,7 +11,8 @@ class Command(MongoCommand):
 
     def handle(self, *args, **options):
         moved, converted = stock_holds_migrate()
-        self.stdout.write(
-            f"stock_holds_migrate: {moved} reservations moved to their own "
-            f"documents, {converted} inventories converted"
-        )
+        if options["verbosity"] >= 1:
+            self.stdout.write(
+                f"stock_holds_migrate: {moved} reservations moved to their own "
+                f"documents, {converted} inventories converted"
+            )

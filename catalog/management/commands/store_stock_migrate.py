@@ -11,7 +11,8 @@ class Command(MongoCommand):
 
     def handle(self, *args, **options):
         converted, opened = store_stock_migrate()
-        self.stdout.write(
-            f"store_stock_migrate: {converted} store stock documents converted, "
-            f"{opened} store locations opened with units"
-        )
+        if options["verbosity"] >= 1:
+            self.stdout.write(
+                f"store_stock_migrate: {converted} store stock documents converted, "
+                f"{opened} store locations opened with units"
+            )

@@ -183,6 +183,7 @@ class Command(BaseCommand):
         quiet = {"verbosity": 0}
         call_command("migrate", interactive=False, **quiet)
         call_command("mongo_setup", **quiet)
+        call_command("convert_data", **quiet)
         call_command("setup_schedules", **quiet)
         demo = opts["demo"]
         if demo or (demo is None and mongo.is_empty()):
