@@ -52,6 +52,14 @@ def setup_django() -> None:
     django.setup()
 
 
+def django_tables() -> None:
+    """Django's own tables (django-q2's queue, which a paid order's email
+    goes through), as ``make run`` creates them; once, in the parent."""
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
 def connect(uri: str, db_name: str):
     """Marquee's own connection (config.mongo) to the run's database."""
     setup_django()
@@ -120,6 +128,7 @@ def cart_setup(db, run) -> str:
 
     p = run.params
     mongo.ensure_indexes()
+    django_tables()
     now = timezone.now()
     rng = random.Random(run.seed)
     letters = "abcdefghijklmnopqrstuvwxyz "
@@ -181,6 +190,7 @@ def theater_setup(db, run) -> str:
 
     p = run.params
     mongo.ensure_indexes()
+    django_tables()
     zones = [ZoneSpec(code="stalls", name="Stalls", colour="#9b2335", rank=0)]
     layout = [
         [
