@@ -80,6 +80,18 @@ def browse_index_at_once(settings):
     settings.BROWSE_INDEX = "sync"
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Passwords hashed with a fast hasher in tests: the default hasher's
+    hundreds of thousands of rounds are the point in production and cost
+    about a third of a second per user made here. Hashes made elsewhere
+    (a ``createstaff`` process) still verify: the defaults stay listed."""
+    settings.PASSWORD_HASHERS = [
+        "django.contrib.auth.hashers.MD5PasswordHasher",
+        *settings.PASSWORD_HASHERS,
+    ]
+
+
 def pytest_collection_modifyitems(items):
     """Sessions are server-side, in the Django database: any test may open
     a page, so every test may use that database (in a transaction rolled
