@@ -33,9 +33,9 @@ from shop.errors import CustomerInvalid, NotHouseSeats
 from shop.payments import AtCounter
 from shop.services.checkout import cart_checkout
 from shop.services.common import carts
+from shop.services.order_owners import BOX_OFFICE
 from shop.services.tickets import cart_hold_seats
 
-OWNER_PREFIX = "boxoffice:"
 MAX_NAME = 150
 MAX_PHONE = 40
 
@@ -84,7 +84,7 @@ def box_office_sell(
     ``cart_checkout`` raises.
     """
     name, email, phone = _customer(name, email, phone)
-    owner = f"{OWNER_PREFIX}{uuid.uuid4().hex}"
+    owner = f"{BOX_OFFICE}{uuid.uuid4().hex}"
     try:
         cart_hold_seats(
             owner=owner, session_id=session_id, seats=seats, now=now, from_blocked=True

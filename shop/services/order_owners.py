@@ -1,14 +1,21 @@
-"""Anonymous orders become an account's: on login (the same browser placed
-them) or by their email (proven by a link sent to it, see accounts)."""
+"""Orders of no account become an account's: on login (the same browser
+placed them) or by their email (proven by a link sent to it, see accounts).
+
+Orders of no account are a shopper's anonymous ones and the box office's
+(sold at the counter to a named customer, shop/services/box_office.py); a
+box-office order can only be claimed by its email."""
 
 from shop.documents import PENDING_PAYMENT
 from shop.services.common import orders
 
 ANONYMOUS = "anon:"
+BOX_OFFICE = "boxoffice:"
+# The owners of orders no account has claimed yet.
+_UNCLAIMED = f"^({ANONYMOUS}|{BOX_OFFICE})"
 
 
 def _attach(query: dict, to_owner: str) -> int:
-    """Move the matching anonymous orders to ``to_owner``; how many.
+    """Move the matching orders of no account to ``to_owner``; how many.
 
     One update, guarded on the order still being anonymous and no longer
     in checkout (a checkout finds its order by the cart's owner until it is
@@ -19,7 +26,7 @@ def _attach(query: dict, to_owner: str) -> int:
         return 0
     guard = {
         **query,
-        "owner": {**query.get("owner", {}), "$regex": f"^{ANONYMOUS}"},
+        "owner": {**query.get("owner", {}), "$regex": _UNCLAIMED},
         "state": {"$ne": PENDING_PAYMENT},
     }
     return orders().update_many(guard, {"$set": {"owner": to_owner}}).modified_count
@@ -34,22 +41,23 @@ def orders_attach(*, from_owner: str, to_owner: str) -> int:
 
 
 def orders_attach_by_email(*, email: str, to_owner: str) -> int:
-    """Anonymous orders placed with ``email`` (as typed, or in lower case)
-    are the account's. The caller has proven the account owns the address.
-    Returns how many moved."""
+    """Orders of no account placed with ``email`` (as typed, or in lower
+    case), anonymous or bought at the box office, are the account's. The
+    caller has proven the account owns the address. Returns how many
+    moved."""
     if not isinstance(email, str) or "@" not in email:
         return 0
     return _attach({"email": {"$in": sorted({email, email.lower()})}}, to_owner)
 
 
 def orders_by_email_waiting(*, email: str) -> int:
-    """How many anonymous paid or past orders were placed with ``email``."""
+    """How many paid or past orders of no account were placed with ``email``."""
     if not isinstance(email, str) or "@" not in email:
         return 0
     return orders().count_documents(
         {
             "email": {"$in": sorted({email, email.lower()})},
-            "owner": {"$regex": f"^{ANONYMOUS}"},
+            "owner": {"$regex": _UNCLAIMED},
             "state": {"$ne": PENDING_PAYMENT},
         }
     )
