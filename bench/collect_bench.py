@@ -20,11 +20,9 @@ import argparse
 import io
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -36,13 +34,12 @@ import django  # noqa: E402
 
 django.setup()
 
+from bench.dbserver import scratch_database  # noqa: E402
 from catalog import demo  # noqa: E402
 from catalog.documents import Inventory, StockMovement  # noqa: E402
 from catalog.selectors.products import item_page  # noqa: E402
 from catalog.selectors.stock import stock_problems  # noqa: E402
 from catalog.selectors.stores import stores_near_with_stock  # noqa: E402
-from config import mongo  # noqa: E402
-from config.embedded import EmbeddedServer  # noqa: E402
 from shop.services.carts import cart_add_item  # noqa: E402
 
 LEEDS = (-1.5437, 53.7997)
@@ -153,16 +150,7 @@ def main() -> None:
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
-    server = None
-    uri = os.environ.get("MONGODB_URI")
-    if not uri:
-        home = Path(tempfile.mkdtemp(prefix="marquee-bench-"))
-        server = EmbeddedServer(home / "data", home / "mongo.log")
-        uri = server.start()
-    name = f"bench_collect_{os.getpid()}"
-    mongo.connect(uri, db=name)
-    try:
-        mongo.ensure_indexes()
+    with scratch_database("bench_collect") as uri:
         print(f"server: {uri.split('?')[0]}; {args.samples} samples per operation")
         uptime()
         load(args.items)
@@ -172,11 +160,6 @@ def main() -> None:
         for operation, values in results.items():
             print(f"{operation:<20}{pct(values, 50):>10.2f}{pct(values, 95):>10.2f}")
         uptime()
-    finally:
-        mongo.db().client.drop_database(name)
-        if server is not None:
-            server.stop()
-            shutil.rmtree(home, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ import os
 import shutil
 import tempfile
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pymongo import MongoClient
@@ -153,3 +155,21 @@ def cpu_seconds(pid: int | None) -> float | None:
     except OSError:
         return None
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextmanager
+def scratch_database(prefix: str) -> Iterator[str]:
+    """Marquee connected to a scratch database (``<prefix>_<pid>``) on
+    ``MONGODB_URI``, or on a fresh embedded server synced on every commit as
+    ``serve`` runs it; indexes made, the database dropped at the end.
+    Yields the server's URI. For the micro-benchmarks, which run in Django."""
+    from config import mongo
+
+    with Target(os.environ.get("MONGODB_URI")) as target:
+        name = f"{prefix}_{os.getpid()}"
+        mongo.connect(target.uri, db=name)
+        try:
+            mongo.ensure_indexes()
+            yield target.uri
+        finally:
+            target.drop(name)

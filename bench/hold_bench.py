@@ -17,11 +17,9 @@ otherwise an embedded server (the default engine) in a temporary directory.
 
 import argparse
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -36,6 +34,7 @@ django.setup()
 import bson  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
+from bench.dbserver import scratch_database  # noqa: E402
 from catalog.documents import Inventory, StockHoldDoc, hold_id  # noqa: E402
 from catalog.selectors.stock import stock_level, stock_problems  # noqa: E402
 from catalog.services.stock import (  # noqa: E402
@@ -44,8 +43,6 @@ from catalog.services.stock import (  # noqa: E402
     stock_reserve,
     stock_restock,
 )
-from config import mongo  # noqa: E402
-from config.embedded import EmbeddedServer  # noqa: E402
 
 OPERATIONS = ("reserve", "adjust +1", "release")
 
@@ -160,16 +157,7 @@ def main() -> None:
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
-    server = None
-    uri = os.environ.get("MONGODB_URI")
-    if not uri:
-        home = Path(tempfile.mkdtemp(prefix="marquee-bench-"))
-        server = EmbeddedServer(home / "data", home / "mongo.log")
-        uri = server.start()
-    name = f"bench_holds_{os.getpid()}"
-    mongo.connect(uri, db=name)
-    try:
-        mongo.ensure_indexes()
+    with scratch_database("bench_holds") as uri:
         print(f"server: {uri.split('?')[0]}; {args.samples} samples per operation")
         print(
             "uptime:",
@@ -180,11 +168,6 @@ def main() -> None:
             "uptime:",
             subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
         )
-    finally:
-        mongo.db().client.drop_database(name)
-        if server is not None:
-            server.stop()
-            shutil.rmtree(home, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -19,11 +19,9 @@ otherwise an embedded server (the default engine) in a temporary directory.
 
 import argparse
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from datetime import timedelta
 from decimal import Decimal
@@ -40,6 +38,7 @@ import bson  # noqa: E402
 from bson import ObjectId  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
+from bench.dbserver import scratch_database  # noqa: E402
 from booking.documents import SeatHolds, SeatLayout, Session  # noqa: E402
 from booking.selectors import session_problems  # noqa: E402
 from booking.services import (  # noqa: E402
@@ -50,8 +49,6 @@ from booking.services import (  # noqa: E402
     theater_create,
 )
 from booking.values import SeatSpec, ZoneSpec  # noqa: E402
-from config import mongo  # noqa: E402
-from config.embedded import EmbeddedServer  # noqa: E402
 
 SIZE = 30  # rows, and seats per row
 # The five seats every case holds and releases: kept free in every case.
@@ -171,28 +168,13 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=200)
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    server = None
-    uri = os.environ.get("MONGODB_URI")
-    if not uri:
-        home = Path(tempfile.mkdtemp(prefix="marquee-bench-"))
-        # As `serve` runs it: every commit synced to disk.
-        server = EmbeddedServer(home / "data", home / "mongo.log")
-        uri = server.start()
-    name = f"bench_seat_hold_{os.getpid()}"
-    mongo.connect(uri, db=name)
-    try:
-        mongo.ensure_indexes()
+    with scratch_database("bench_seat_hold") as uri:
         print(f"server: {uri.split('?')[0]}; uptime before: {uptime()}")
         theater_id = hall()
         results = [run_case(theater_id, taken, args.samples) for taken in CASES]
         assert session_problems() == [], session_problems()
         layout = SeatLayout.coll().find_one({"theater_id": ObjectId(theater_id)})
         report(results, args.samples, len(bson.encode(layout)))
-    finally:
-        mongo.db().client.drop_database(name)
-        if server is not None:
-            server.stop()
-            shutil.rmtree(home, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -61,6 +61,18 @@ def mongo_db(mongo_uri, mongo_admin):
     mongo_admin.drop_database(name)
 
 
+@pytest.fixture
+def race(mongo_uri, mongo_db):
+    """``race(work, args_list)``: one process per args, released together
+    on this test's database (tests/concurrency/cart_processes.py)."""
+    from tests.concurrency.cart_processes import run_together
+
+    def run(work, args_list):
+        return run_together(work, args_list, uri=mongo_uri, db_name=mongo_db.name)
+
+    return run
+
+
 @pytest.fixture(autouse=True)
 def activity_written(mongo_db):
     """The activity a test's pages logged is written to that test's database

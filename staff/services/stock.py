@@ -21,42 +21,50 @@ def _free(sku: str) -> str | None:
     return None if level is None else f"{level.free} free"
 
 
+def _ledgered(user, sku: str, action: str, note: str, details: dict, write) -> int:
+    """Run ``write`` (a ledger movement; returns its number) and audit it
+    with the free units before and after; returns the ledger number."""
+    before = _free(sku)
+    seq = write()
+    audit_record(
+        action=action,
+        object_kind=SKU,
+        object_id=sku,
+        before=before,
+        after=_free(sku),
+        actor=actor_of(user),
+        reason=note.strip()[:500],
+        details={**details, "ledger": seq},
+    )
+    return seq
+
+
 def staff_receive_stock(*, user, sku: str, quantity: int, note: str = "") -> int:
     """Receive ``quantity`` units (a restock: ledger entry, then applied) of a
     SKU the catalog has (UnknownSku otherwise: a typo never opens stock)."""
     if not sku_exists(sku=sku):
         raise UnknownSku()
-    before = _free(sku)
-    seq = stock_restock(sku=sku, quantity=quantity, note=note)
-    audit_record(
-        action="stock received",
-        object_kind=SKU,
-        object_id=sku,
-        before=before,
-        after=_free(sku),
-        actor=actor_of(user),
-        reason=note.strip()[:500],
-        details={"quantity": quantity, "ledger": seq},
+    return _ledgered(
+        user,
+        sku,
+        "stock received",
+        note,
+        {"quantity": quantity},
+        lambda: stock_restock(sku=sku, quantity=quantity, note=note),
     )
-    return seq
 
 
 def staff_adjust_stock(*, user, sku: str, delta: int, kind: str, note: str) -> int:
     """Adjust by ``delta`` units with a reason (damaged, count correction);
     refused (FreeStockShort) when free stock would go negative."""
-    before = _free(sku)
-    seq = stock_correct(sku=sku, delta=delta, kind=kind, note=note)
-    audit_record(
-        action=f"stock adjusted ({kind})",
-        object_kind=SKU,
-        object_id=sku,
-        before=before,
-        after=_free(sku),
-        actor=actor_of(user),
-        reason=note.strip()[:500],
-        details={"delta": delta, "ledger": seq},
+    return _ledgered(
+        user,
+        sku,
+        f"stock adjusted ({kind})",
+        note,
+        {"delta": delta},
+        lambda: stock_correct(sku=sku, delta=delta, kind=kind, note=note),
     )
-    return seq
 
 
 def staff_set_threshold(*, user, sku: str, threshold: int | None) -> None:

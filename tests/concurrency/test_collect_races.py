@@ -14,7 +14,6 @@ from catalog.errors import OutOfStock
 from catalog.selectors.stock import stock_level, stock_problems
 from shop.selectors.invariants import invariant_problems
 from shop.services.carts import cart_add_item
-from tests.concurrency.cart_processes import run_together
 from tests.shop.factories import make_product, make_store, stock_store
 
 pytestmark = pytest.mark.concurrency
@@ -22,14 +21,6 @@ pytestmark = pytest.mark.concurrency
 ROUNDS = int(os.environ.get("MARQUEE_RACE_ROUNDS", "20"))
 PROCESSES = 16
 T0 = datetime(2030, 1, 15, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def race(mongo_uri, mongo_db):
-    def run(work, args_list):
-        return run_together(work, args_list, uri=mongo_uri, db_name=mongo_db.name)
-
-    return run
 
 
 @pytest.fixture

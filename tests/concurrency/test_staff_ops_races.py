@@ -23,7 +23,6 @@ from shop.selectors.tickets import ticket_figures
 from shop.services.admissions import ticket_admit
 from shop.services.carts import cart_add_item
 from shop.services.orders import order_cancel
-from tests.concurrency.cart_processes import run_together
 from tests.shop.factories import make_product, make_show
 from tests.staff.conftest import pay
 
@@ -32,14 +31,6 @@ pytestmark = pytest.mark.concurrency
 ROUNDS = int(os.environ.get("MARQUEE_RACE_ROUNDS", "20")) // 4 or 1
 SCANNERS = 8
 T0 = datetime(2030, 1, 15, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def race(mongo_uri, mongo_db):
-    def run(work, args_list):
-        return run_together(work, args_list, uri=mongo_uri, db_name=mongo_db.name)
-
-    return run
 
 
 # --- work done in the children -----------------------------------------------------

@@ -21,7 +21,7 @@ from shop.services.carts import cart_add_item
 from shop.services.checkout import cart_checkout
 from shop.services.expiry import carts_expire
 from shop.services.reconcile import reservations_reconcile
-from tests.concurrency.cart_processes import CTX, run_together
+from tests.concurrency.cart_processes import CTX
 from tests.shop.factories import SHIPPING, card, make_product
 
 pytestmark = pytest.mark.concurrency
@@ -29,14 +29,6 @@ pytestmark = pytest.mark.concurrency
 ROUNDS = int(os.environ.get("MARQUEE_RACE_ROUNDS", "20"))
 PROCESSES = 16
 T0 = datetime(2030, 1, 15, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def race(mongo_uri, mongo_db):
-    def run(work, args_list):
-        return run_together(work, args_list, uri=mongo_uri, db_name=mongo_db.name)
-
-    return run
 
 
 # --- work done in the children (module level: inherited through fork) ---

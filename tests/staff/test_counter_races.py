@@ -16,7 +16,6 @@ from shop.services.orders import order_cancel
 from shop.services.tickets import cart_hold_seats
 from staff.selectors.counters import counter_problems
 from staff.services.counters import count_sale, counters, hour_bucket
-from tests.concurrency.cart_processes import run_together
 from tests.shop.factories import SHIPPING, card
 from tests.staff.conftest import pay
 
@@ -24,14 +23,6 @@ pytestmark = pytest.mark.concurrency
 
 ROUNDS = int(os.environ.get("MARQUEE_RACE_ROUNDS", "20")) // 4 or 1
 PROCESSES = 8
-
-
-@pytest.fixture
-def race(mongo_uri, mongo_db):
-    def run(work, args_list):
-        return run_together(work, args_list, uri=mongo_uri, db_name=mongo_db.name)
-
-    return run
 
 
 # --- work done in the children ------------------------------------------------
