@@ -145,6 +145,11 @@ class Session(Document):
     }
 
 
+def holds_id(oid, cart_id: str) -> str:
+    """The ``_id`` of a cart's SeatHolds document in a session."""
+    return f"{oid}|{cart_id}"
+
+
 class SeatHolds(Document):
     """The holds one cart wrote in one session, by tag.
 
@@ -157,7 +162,7 @@ class SeatHolds(Document):
     ``n`` counts the entries (a document with none is deleted).
     """
 
-    id = me.StringField(primary_key=True)  # "<session id>|<cart id>"
+    id = me.StringField(primary_key=True)  # ``holds_id``
     session_id = me.ObjectIdField(required=True)
     cart_id = me.StringField(required=True)
     holds = me.DictField()

@@ -26,6 +26,7 @@ from booking.documents import (
     SeatHolds,
     Session,
     Theater,
+    holds_id,
     is_held,
     is_sold,
 )
@@ -364,6 +365,33 @@ def seat_holders(*, session_id: str, seats: Sequence[Seat]) -> dict[Seat, str]:
     return {seat: owners[tag][0] for seat, tag in tags.items() if tag in owners}
 
 
+def seats_not_held(
+    *,
+    session_id: str,
+    cart_id: str,
+    seats: Sequence[Seat],
+    states: list | None = None,
+) -> tuple[list[Seat], dict | None]:
+    """Those of ``seats`` the session does not hold for the cart, and the
+    cart's ``SeatHolds`` document as read (for ``seats_commit``).
+
+    Reads by ``_id`` only: the session's seat states (unless the caller
+    read them with its prices: ``states``) and the cart's ``SeatHolds``
+    document (never the other carts': see ``seat_holders`` for who has a
+    seat). Checkout asks this before it charges. Raises SessionNotFound.
+    """
+    oid = checks.session_oid(session_id)
+    wanted = checks.positions(seats, limit=checks.MAX_SEATS_PER_REQUEST)
+    if states is None:
+        doc = _sessions().find_one({"_id": oid}, {"seats": 1})
+        if doc is None:
+            raise SessionNotFound()
+        states = doc["seats"]
+    holds = _holds().find_one({"_id": holds_id(oid, checks.cart_id(cart_id))})
+    held = _cart_seats(holds, states)
+    return [seat for seat in wanted if seat not in held], holds
+
+
 def reservations_index(
     *, session_ids: Sequence[str] | None = None, before: datetime | None = None
 ) -> Iterator[ReservationRef]:
@@ -398,13 +426,16 @@ def reservations_index(
             )
 
 
-def session_sale(*, session_id: str, now: datetime | None = None) -> SessionSale:
+def session_sale(
+    *, session_id: str, now: datetime | None = None, with_seats: bool = False
+) -> SessionSale:
     """A session's prices now and whether it is still on sale (checkout
-    re-prices held seats from this). Raises SessionNotFound."""
-    doc = _sessions().find_one(
-        {"_id": checks.session_oid(session_id)},
-        {"name": 1, "theater_name": 1, "start": 1, "layout_id": 1, "prices": 1},
-    )
+    re-prices held seats from this); ``with_seats``: its seat states too,
+    from the same read. Raises SessionNotFound."""
+    fields = {"name": 1, "theater_name": 1, "start": 1, "layout_id": 1, "prices": 1}
+    if with_seats:
+        fields["seats"] = 1
+    doc = _sessions().find_one({"_id": checks.session_oid(session_id)}, fields)
     if doc is None:
         raise SessionNotFound()
     return SessionSale(
@@ -415,6 +446,7 @@ def session_sale(*, session_id: str, now: datetime | None = None) -> SessionSale
         is_open=doc["start"] > (now or timezone.now()),
         prices={code: p.to_decimal() for code, p in doc["prices"].items()},
         zone_names=hall(doc["layout_id"]).zone_names,
+        seats=doc.get("seats"),
     )
 
 

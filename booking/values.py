@@ -278,6 +278,9 @@ class SessionSale:
     is_open: bool
     prices: dict[str, Decimal]  # zone code -> price now
     zone_names: dict[str, str]  # zone code -> name
+    # The seat states as read with the prices (``session_sale(with_seats=
+    # True)``), for a caller that checks its seats in the same read.
+    seats: list | None = None
 
 
 @dataclass(frozen=True)

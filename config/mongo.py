@@ -84,6 +84,12 @@ def connected_uri() -> str | None:
     return _state["uri"]
 
 
+def connected_db_name() -> str | None:
+    """The database this process is bound to (what per-process caches of
+    database facts key on: a test's database is not the next one's)."""
+    return _state["db"]
+
+
 def reset_after_fork() -> None:
     """Forget the parent's client in a forked child; the next use reconnects."""
     if _state["uri"]:

@@ -17,7 +17,12 @@ from staff.roles import roles_of
 from staff.selectors import carts as cart_selectors
 from staff.selectors import jobs as job_selectors
 from staff.selectors.dashboard import dashboard as dashboard_data
-from staff.selectors.orders import order_detail, order_kinds, order_search, timeline
+from staff.selectors.orders import (
+    order_detail,
+    order_kinds,
+    order_search,
+    order_timeline,
+)
 from staff.services.actions import (
     staff_refund_order,
     staff_release_cart,
@@ -100,7 +105,7 @@ def _order_page(request, order, form, status=200):
             request,
             order=order,
             form=form,
-            events=timeline(kind="order", object_id=order.number),
+            events=order_timeline(order),
             can_refund=request.user.has_perms(refund_permissions(kinds)),
             section="orders",
         ),

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from bson import ObjectId
 from django.utils import timezone
 
-from booking.documents import BLOCKED, FREE, TAG_MIN, SeatHolds
+from booking.documents import BLOCKED, FREE, TAG_MIN, SeatHolds, holds_id
 from booking.values import Seat
 
 
@@ -28,10 +28,6 @@ def holds_coll():
 def new_tag() -> int:
     """A fresh hold's tag: random, 63 bits, never a small state constant."""
     return TAG_MIN + secrets.randbelow(2**62)
-
-
-def holds_id(oid: ObjectId, cart_id: str) -> str:
-    return f"{oid}|{cart_id}"
 
 
 def key(tag: int) -> str:

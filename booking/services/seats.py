@@ -495,11 +495,14 @@ def seats_transfer(*, session_id: str, from_cart_id: str, to_cart_id: str) -> Se
     raise BoxOfficeBusy()
 
 
-def _sell(oid, cart_id, wanted, state) -> tuple[dict | None, dict, dict, list]:
+def _sell(
+    oid, cart_id, wanted, state, doc: dict | None = None
+) -> tuple[dict | None, dict, dict, list]:
     """One try of a commit: (header after or None, sold now, sold before,
     missing). With ``state`` unknown, optimistically every wanted seat is
-    taken to be held under its newest entry."""
-    doc = holds.read(oid, cart_id)
+    taken to be held under its newest entry. ``doc``: the cart's holds
+    document if the caller has just read it."""
+    doc = doc if doc is not None else holds.read(oid, cart_id)
     held = _targets(doc, wanted, None, state, +1)
     sold = {} if state is None else _targets(doc, wanted, None, state, -1)
     seats = list(wanted) if wanted is not None else sorted({*held, *sold})
@@ -512,7 +515,11 @@ def _sell(oid, cart_id, wanted, state) -> tuple[dict | None, dict, dict, list]:
 
 
 def seats_commit(
-    *, session_id: str, cart_id: str, seats: Sequence[Seat] | None = None
+    *,
+    session_id: str,
+    cart_id: str,
+    seats: Sequence[Seat] | None = None,
+    holds_doc: dict | None = None,
 ) -> SeatHold:
     """Sell the cart's held seats (``seats``, or all it holds when None).
 
@@ -522,6 +529,9 @@ def seats_commit(
     sold to this cart count as committed, so a repeated checkout gets the
     same answer.
 
+    ``holds_doc``: the cart's holds document as the caller just read it
+    (``booking.selectors.seats_not_held``), spared a read on the first try.
+
     Raises InvalidSeats, InvalidRequest (bad cart id), SessionNotFound,
     SeatOffMap, SeatsNotHeld (a seat neither held by nor sold to the cart:
     its hold expired), BoxOfficeBusy.
@@ -530,7 +540,8 @@ def seats_commit(
     # Committing all: ask the session first (old entries are history).
     state = None if wanted is not None else read_state(oid)["seats"]
     for _ in range(RETRIES):
-        after, held, sold, missing = _sell(oid, cart_id, wanted, state)
+        after, held, sold, missing = _sell(oid, cart_id, wanted, state, holds_doc)
+        holds_doc = None  # a second try reads it again
         if after is not None:
             # Stamped when held: a repeated commit answers the same.
             done = [(s, at) for s, (_, at) in {**held, **sold}.items()]

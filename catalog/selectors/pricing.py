@@ -1,10 +1,12 @@
 """Prices: which one applies to a SKU in a store, and what a cart records."""
 
+import time
 from dataclasses import dataclass
 from decimal import Decimal
 
 from catalog.documents import ONLINE, Item, Price, Store, Variant
 from catalog.errors import NotForSale, UnknownSku, UnknownStore
+from config import mongo
 
 
 def price_ids(*, item_id: str, sku: str | None, store: Store | None) -> list[str]:
@@ -44,6 +46,24 @@ def price_for(
     return None
 
 
+def prices_for(
+    wanted: list[tuple[str, str | None, str | None]],
+) -> list[Decimal | None]:
+    """``price_for`` of each (item id, sku, store id), in one ``$in`` query
+    for all of them (a checkout re-pricing its lines). Raises UnknownStore."""
+    stores = {sid: store_by_id(sid) for sid in {w[2] for w in wanted} if sid}
+    orders = [
+        price_ids(item_id=item_id, sku=sku, store=stores.get(store_id))
+        for item_id, sku, store_id in wanted
+    ]
+    ids = sorted({price_id for ordered in orders for price_id in ordered})
+    found = {p.price_id: p.amount for p in Price.objects(price_id__in=ids)}
+    return [
+        next((found[pid] for pid in ordered if pid in found), None)
+        for ordered in orders
+    ]
+
+
 @dataclass(frozen=True)
 class Sellable:
     """What a cart line records about a SKU at the moment it is added."""
@@ -55,26 +75,54 @@ class Sellable:
     attributes: dict
 
 
+# A SKU's naming facts (its item, the item's title, the variant's
+# attributes) change only when the catalog is edited, and a cart line keeps
+# them only to show what was added. A cart add reads them from memory for
+# up to NAMES_TTL seconds, so under a sale it reads just the price: the
+# price, which decides what the shopper pays, is read from the database on
+# every add and again at checkout. Keyed by database; bounded.
+NAMES_TTL = 30.0
+_NAMES_MAX = 20_000
+_names: dict[tuple[str | None, str], tuple[float, str, str, dict]] = {}
+
+
+def _naming(sku: str) -> tuple[str, str, dict]:
+    """(item id, name, attributes) of a SKU. Raises UnknownSku."""
+    key = (mongo.connected_db_name(), sku)
+    now = time.monotonic()
+    cached = _names.get(key)
+    if cached is not None and now - cached[0] < NAMES_TTL:
+        return cached[1:]
+    variant = Variant.coll().find_one({"_id": sku}, {"item_id": 1, "attributes": 1})
+    if variant is None:
+        raise UnknownSku()
+    item = Item.coll().find_one({"_id": variant["item_id"]}, {"title": 1})
+    if item is None:
+        raise UnknownSku()
+    attributes = variant.get("attributes") or {}
+    label = " / ".join(str(v) for v in attributes.values())
+    name = f"{item['title']} ({label})" if label else item["title"]
+    if len(_names) >= _NAMES_MAX:
+        _names.clear()
+    _names[key] = (now, variant["item_id"], name, attributes)
+    return variant["item_id"], name, attributes
+
+
 def sellable(*, sku: str, store_id: str | None = None) -> Sellable:
     """A SKU with its name and current price, for a cart or a checkout re-price.
 
     Raises UnknownSku, UnknownStore, or NotForSale when no price applies.
     """
-    variant = Variant.objects(sku=sku).first()
-    if variant is None:
+    if not isinstance(sku, str):
         raise UnknownSku()
-    item = Item.objects(item_id=variant.item_id).only("title").first()
-    if item is None:
-        raise UnknownSku()
-    price = price_for(item_id=variant.item_id, sku=sku, store_id=store_id)
+    item_id, name, attributes = _naming(sku)
+    price = price_for(item_id=item_id, sku=sku, store_id=store_id)
     if price is None:
         raise NotForSale()
-    variant_label = " / ".join(str(v) for v in variant.attributes.values())
-    name = f"{item.title} ({variant_label})" if variant_label else item.title
     return Sellable(
         sku=sku,
-        item_id=variant.item_id,
+        item_id=item_id,
         name=name,
         unit_price=price,
-        attributes=dict(variant.attributes),
+        attributes=dict(attributes),
     )

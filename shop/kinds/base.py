@@ -8,6 +8,7 @@ from decimal import Decimal
 
 from bson.decimal128 import Decimal128
 
+from config.errors import DomainError
 from shop.cart_state import ACTIVE
 from shop.services.common import carts
 
@@ -85,11 +86,30 @@ class LineKind(ABC):
     def subtotal(self, line) -> Decimal:
         return line.unit_price * self.units(line)
 
-    def repriced(self, *, line) -> tuple[dict, list[str]]:
-        """Today's prices for the line: the line's fields to ``$set`` (names
-        inside the line) and the changes in words for the shopper; both empty
-        when nothing changed. A DomainError when it can no longer be sold."""
-        price = money(self.current_price(line=line))
+    # The checkout steps below take ``seen``: a dict one checkout run keeps
+    # from its first step to its last, where a kind may leave what it read
+    # for a later step of the same run (the cart is pending: nothing but
+    # this run changes its holds). None: read everything afresh.
+
+    def current_prices(self, lines: list, seen: dict | None = None) -> list:
+        """``current_price`` of each line, or the DomainError saying why it
+        can no longer be sold; a kind that can price all of a cart's lines
+        in one read overrides it (what it returns is what ``repriced`` gets
+        as ``price``)."""
+        prices = []
+        for line in lines:
+            try:
+                prices.append(self.current_price(line=line))
+            except DomainError as exc:
+                prices.append(exc)
+        return prices
+
+    def repriced(self, *, line, price=None) -> tuple[dict, list[str]]:
+        """Today's prices for the line (``price``: as ``current_prices``
+        found it): the line's fields to ``$set`` (names inside the line) and
+        the changes in words for the shopper; both empty when nothing
+        changed. A DomainError when it can no longer be sold."""
+        price = money(self.current_price(line=line) if price is None else price)
         was = money(line.unit_price)
         if price == was:
             return {}, []
@@ -186,7 +206,9 @@ class LineKind(ABC):
         """Before payment: the resource holds at least the line; DomainError if
         it does not and cannot."""
 
-    def ensure_held_lines(self, *, cart_id: str, lines: list, now: datetime) -> None:
+    def ensure_held_lines(
+        self, *, cart_id: str, lines: list, now: datetime, seen: dict | None = None
+    ) -> None:
         """``ensure_held`` for every line of this kind in a cart; a kind that
         can read all of a cart's holds at once overrides it."""
         for line in lines:
@@ -196,6 +218,14 @@ class LineKind(ABC):
     def commit(self, *, cart_id: str, line) -> bool:
         """Paid: what the line holds is sold. False when nothing was held
         (committed already, by a run that stopped before finishing)."""
+
+    def commit_lines(
+        self, *, cart_id: str, lines: list, seen: dict | None = None
+    ) -> list[bool]:
+        """``commit`` of every line of this kind in a cart, answered per
+        line; a kind that can commit all of a cart's lines at once (in
+        fewer round trips) overrides it."""
+        return [self.commit(cart_id=cart_id, line=line) for line in lines]
 
     @abstractmethod
     def return_sold(

@@ -20,7 +20,7 @@ from catalog.errors import (
     OutOfStock,
     ReservationMissing,
 )
-from catalog.selectors.pricing import price_for
+from catalog.selectors.pricing import price_for, prices_for
 from catalog.selectors.stock import (
     stock_hold,
     stock_holds,
@@ -31,6 +31,7 @@ from catalog.selectors.stock import (
 from catalog.services.stock import (
     stock_adjust,
     stock_commit,
+    stock_commit_all,
     stock_ledger_settle,
     stock_moves_recover,
     stock_refresh,
@@ -39,10 +40,12 @@ from catalog.services.stock import (
     stock_return,
     stock_transfer,
 )
-from shop.documents import CartLine
+from config.errors import DomainError
+from shop.cart_state import ACTIVE
+from shop.documents import Cart, CartLine
 from shop.kinds.base import Hold, LineKind, Problem
 from shop.limits import MAX_LINE_QUANTITY
-from shop.services.common import touch, update_then_read
+from shop.services.common import carts, touch, update_then_read
 
 # A concurrent writer changed the entry between our read and our update.
 _ATTEMPTS = 4
@@ -119,6 +122,23 @@ class ProductKind(LineKind):
         son["quantity"] = quantity
         return CartLine._from_son(son)
 
+    def push(self, *, cart: Cart, line, now: datetime) -> Cart | None:
+        """``record`` of a line new to ``cart`` (as the caller read it) in one
+        write: the cart after it is that cart plus the line, with no read
+        back (it may lack a concurrent request's change, as a read could
+        carry one: it is shown, never used to decide a rule). None when the
+        cart refused (the SKU turned up meanwhile: ``record`` grows it)."""
+        pushed = carts().update_one(
+            {"_id": cart.cart_id, "state": ACTIVE, "items.sku": {"$ne": line.sku}},
+            {"$push": {"items": line.to_mongo().to_dict()}, "$set": touch(now)},
+        )
+        if not pushed.matched_count:
+            return None
+        cart.items.append(line)
+        for name, value in touch(now).items():
+            setattr(cart, name, value)
+        return cart
+
     def record(self, *, cart_id: str, line, now: datetime) -> dict | None:
         raw = update_then_read(
             cart_id,
@@ -164,8 +184,18 @@ class ProductKind(LineKind):
             raise NotForSale()
         return price
 
-    def repriced(self, *, line) -> tuple[dict, list[str]]:
-        fields, changes = super().repriced(line=line)
+    def current_prices(self, lines: list, seen: dict | None = None) -> list:
+        # Every line's candidate prices in one query (``prices_for``).
+        try:
+            prices = prices_for(
+                [(line.item_id, *location_parts(line.sku)) for line in lines]
+            )
+        except DomainError:  # a store closed: line by line, to say which
+            return super().current_prices(lines)
+        return [NotForSale() if price is None else price for price in prices]
+
+    def repriced(self, *, line, price=None) -> tuple[dict, list[str]]:
+        fields, changes = super().repriced(line=line, price=price)
         if getattr(line, "store_name", None):
             changes = [f"{change} at {line.store_name}" for change in changes]
         return fields, changes
@@ -195,7 +225,9 @@ class ProductKind(LineKind):
             now=now,
         )
 
-    def ensure_held_lines(self, *, cart_id: str, lines: list, now: datetime) -> None:
+    def ensure_held_lines(
+        self, *, cart_id: str, lines: list, now: datetime, seen: dict | None = None
+    ) -> None:
         if not lines:
             return  # a cart of tickets only: no stock to look at
         # One indexed query for all of the cart's holds, not one per line.
@@ -226,6 +258,15 @@ class ProductKind(LineKind):
         except ReservationMissing:
             return False
         return True
+
+    def commit_lines(
+        self, *, cart_id: str, lines: list, seen: dict | None = None
+    ) -> list[bool]:
+        # One bulk command per step of the move for all the cart's SKUs.
+        done = stock_commit_all(
+            cart_id=cart_id, quantities={line.sku: line.quantity for line in lines}
+        )
+        return [line.sku in done for line in lines]
 
     def return_sold(
         self, *, cart_id: str, key: str, lines: list, reference: str

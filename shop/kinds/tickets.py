@@ -27,7 +27,7 @@ from booking.errors import (
 from booking.selectors import (
     cart_holds,
     reservations_index,
-    seat_holders,
+    seats_not_held,
     session_problems,
     session_sale,
 )
@@ -41,6 +41,7 @@ from booking.services.seats import (
     seats_transfer,
 )
 from booking.values import Seat, SeatHold
+from config.errors import DomainError
 from shop.cart_state import ACTIVE, HOLDING_STATES
 from shop.documents import PAID, REFUNDING, Cart, Order, TicketLine, TicketSeat
 from shop.kinds.base import Hold, LineKind, Problem, money
@@ -193,8 +194,8 @@ class TicketKind(LineKind):
 
     # --- prices --------------------------------------------------------------
 
-    def _sale(self, line):
-        sale = session_sale(session_id=line.session_id)
+    def _sale(self, line, sale=None):
+        sale = sale or session_sale(session_id=line.session_id)
         if not sale.is_open:
             raise SessionClosed()
         return sale
@@ -206,8 +207,25 @@ class TicketKind(LineKind):
             (money(sale.prices[seat.zone]) for seat in line.seats), Decimal("0.00")
         )
 
-    def repriced(self, *, line) -> tuple[dict, list[str]]:
-        sale = self._sale(line)
+    def current_prices(self, lines: list, seen: dict | None = None) -> list:
+        """Each line's session sale (its prices by zone), read with the
+        session's seat states, which ``ensure_held_lines`` then checks
+        without reading the session again."""
+        sales = []
+        for line in lines:
+            try:
+                sale = session_sale(session_id=line.session_id, with_seats=True)
+            except DomainError as exc:
+                sales.append(exc)
+                continue
+            if seen is not None:
+                seen[("sale", line.session_id)] = sale
+            sales.append(sale)
+        return sales
+
+    def repriced(self, *, line, price=None) -> tuple[dict, list[str]]:
+        # ``price``: the line's session sale, as ``current_prices`` read it.
+        sale = self._sale(line, price)
         seats, changes = [], []
         for seat in line.seats:
             son = seat.to_mongo().to_dict()
@@ -271,18 +289,48 @@ class TicketKind(LineKind):
         return [hold.session_id for hold in cart_holds(cart_id=cart_id)]
 
     def ensure_held(self, *, cart_id: str, line, now: datetime) -> None:
-        wanted = positions(line)
-        holders = seat_holders(session_id=line.session_id, seats=wanted)
-        missing = [seat for seat in wanted if holders.get(seat) != cart_id]
-        if missing:
-            # Raises SeatsTaken (someone else has one) or SessionClosed.
-            seats_hold(session_id=line.session_id, cart_id=cart_id, seats=missing)
+        self.ensure_held_lines(cart_id=cart_id, lines=[line], now=now)
 
-    def commit(self, *, cart_id: str, line) -> bool:
+    def ensure_held_lines(
+        self, *, cart_id: str, lines: list, now: datetime, seen: dict | None = None
+    ) -> None:
+        seen = {} if seen is None else seen
+        for line in lines:
+            sale = seen.get(("sale", line.session_id))
+            missing, holds_doc = seats_not_held(
+                session_id=line.session_id,
+                cart_id=cart_id,
+                seats=positions(line),
+                states=sale.seats if sale is not None else None,
+            )
+            if missing:
+                # Raises SeatsTaken (someone else has one) or SessionClosed.
+                seats_hold(session_id=line.session_id, cart_id=cart_id, seats=missing)
+            else:
+                # What commit_lines starts from (a re-hold changed it).
+                seen[("holds", line.session_id)] = holds_doc
+
+    def commit_lines(
+        self, *, cart_id: str, lines: list, seen: dict | None = None
+    ) -> list[bool]:
+        seen = seen or {}
+        return [
+            self.commit(
+                cart_id=cart_id,
+                line=line,
+                holds_doc=seen.get(("holds", line.session_id)),
+            )
+            for line in lines
+        ]
+
+    def commit(self, *, cart_id: str, line, holds_doc: dict | None = None) -> bool:
         # Idempotent in booking: seats already sold to the cart count as sold.
         try:
             seats_commit(
-                session_id=line.session_id, cart_id=cart_id, seats=positions(line)
+                session_id=line.session_id,
+                cart_id=cart_id,
+                seats=positions(line),
+                holds_doc=holds_doc,
             )
         except SeatsNotHeld as exc:
             # ensure_held checked every seat before the charge and a pending

@@ -142,7 +142,7 @@ def cart_add_item(
 
     line = _new_line(product, key, store, quantity, now)
     try:
-        return _add_line(cart.cart_id, line, now)
+        return _add_line(cart, line, now)
     except NotStocked:
         if store is None:
             raise
@@ -165,19 +165,28 @@ def _new_line(product, key: str, store, quantity: int, now: datetime) -> CartLin
     )
 
 
-def _add_line(cart_id: str, line, now: datetime) -> Cart:
-    """The line pipeline for a SKU new to the cart: reserve, then record."""
-    _, raw = take_and_record(
+def _add_line(cart: Cart, line, now: datetime) -> Cart:
+    """The line pipeline for a SKU new to the cart: reserve, then record
+    (the cart as read, plus the line; read back only if the SKU turned up
+    on the cart meanwhile)."""
+    cart_id = cart.cart_id
+
+    def record(taken) -> Cart | dict | None:
+        return PRODUCTS.push(cart=cart, line=taken, now=now) or PRODUCTS.record(
+            cart_id=cart_id, line=taken, now=now
+        )
+
+    _, after = take_and_record(
         cart_id=cart_id,
         take=lambda: _take(cart_id=cart_id, line=line, now=now),
-        record=lambda taken: PRODUCTS.record(cart_id=cart_id, line=taken, now=now),
+        record=record,
         give_back=lambda taken: PRODUCTS.give_back(
             cart_id=cart_id, line=taken, now=now
         ),
         now=now,
         point="add.after_reserve",
     )
-    return load_cart(raw)
+    return after if isinstance(after, Cart) else load_cart(after)
 
 
 def _change(cart: Cart, line, quantity: int, now: datetime) -> Cart:

@@ -30,7 +30,7 @@ The steps and what each leaves behind if the process dies right after it:
 
 import logging
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 
@@ -135,6 +135,9 @@ class _Run:
     attempt: int
     taken_over: bool
     fixed_now: datetime | None
+    # What the kinds read in one step for a later one (``LineKind``'s
+    # ``seen``): the prices step's seat states, the held check's holds.
+    seen: dict = field(default_factory=dict)
 
     @property
     def cart_id(self) -> str:
@@ -160,38 +163,56 @@ def _attempt_is(attempt: int) -> dict:
 
 
 def _begin(owner: str, cart_id: str, now: datetime, fixed: datetime | None) -> _Run:
-    """Step 1: lock the cart (active, within its hold, with a line -> pending)
-    with a new attempt and a lease; or take over a checkout whose lease
-    lapsed.
+    """Step 1: lock the cart (active, within its hold -> pending) with a new
+    attempt and a lease; or take over a checkout whose lease lapsed.
 
-    One guarded update per kind of line ("has a line of this kind"), never a
-    top-level ``$or`` and never a findAndModify: on the Rust server both cost
-    a scan of every cart (config/compat.py). Once pending, nothing but this
-    checkout changes the cart, so reading it after the lock reads what was
-    locked.
+    One guarded update, then a read of what it locked: once pending, nothing
+    but this checkout changes the cart. Never a top-level ``$or`` and never
+    a findAndModify: on the Rust server both cost a scan of every cart
+    (config/compat.py), and so does any logical operator saying "has a line
+    of some kind"; so the lock does not ask, and a cart found empty after it
+    is unlocked again as it was (CartEmpty), which only a checkout of an
+    empty cart pays for.
     """
     lease = now + lease_time()
-    lock = {"_id": cart_id, "owner": owner, **open_filter(now)}
-    for kind in KINDS:
-        locked = carts().update_one(
-            {**lock, f"{kind.field}.0": {"$exists": True}},
-            {
-                "$set": {
-                    "state": PENDING,
-                    "checkout_at": now,
-                    "modified_at": now,
-                    "lease_until": lease,
-                },
-                "$inc": {"checkout_attempt": 1},
+    locked = carts().update_one(
+        {"_id": cart_id, "owner": owner, **open_filter(now)},
+        {
+            "$set": {
+                "state": PENDING,
+                "checkout_at": now,
+                "modified_at": now,
+                "lease_until": lease,
             },
-        )
-        if locked.modified_count:
-            raw = carts().find_one({"_id": cart_id})
-            return _Run(load_cart(raw), raw.get("checkout_attempt") or 0, False, fixed)
+            "$inc": {"checkout_attempt": 1},
+        },
+    )
+    if locked.modified_count:
+        raw = carts().find_one({"_id": cart_id})
+        if raw is not None and not any(raw.get(kind.field) for kind in KINDS):
+            _unlock_empty(raw)
+            raise CartEmpty()
+        return _Run(load_cart(raw), raw.get("checkout_attempt") or 0, False, fixed)
     raw = _take_over(cart_id, now, owner=owner)
     if raw is not None:
         return _Run(load_cart(raw), raw.get("checkout_attempt") or 0, True, fixed)
     raise _not_begun(owner, cart_id, now)
+
+
+def _unlock_empty(raw: dict) -> None:
+    """An empty cart locked by ``_begin``: back to active with the hold it
+    had (only its attempt number moved)."""
+    carts().update_one(
+        {"_id": raw["_id"], "state": PENDING, **_attempt_is(raw["checkout_attempt"])},
+        {
+            "$set": {
+                "state": ACTIVE,
+                "modified_at": raw.get("modified_at"),
+                "expires_at": raw.get("expires_at"),
+            },
+            "$unset": {"checkout_at": "", "lease_until": ""},
+        },
+    )
 
 
 def _take_over(cart_id: str, now: datetime, **guard) -> dict | None:
@@ -243,31 +264,39 @@ def _reopen(cart_id: str, now: datetime, attempt: int | None = None) -> None:
     )
 
 
-def _reprice(cart, now: datetime) -> None:
+def _reprice(cart, now: datetime, seen: dict | None = None) -> None:
     """Step 2: every line at today's catalog price, or PricesChanged.
 
     A changed price is written to the (pending) cart's line before raising,
     so the reopened cart shows the shopper what they would pay.
     """
     changes = []
-    for kind, line in lines_of(cart):
-        try:
-            fields, changed = kind.repriced(line=line)
-        except DomainError as exc:
-            raise LineUnavailable(kind.title(line), exc.message) from None
-        if not fields:
-            continue
-        carts().update_one(
-            {
-                "_id": cart.cart_id,
-                "state": PENDING,
-                kind.field: {"$elemMatch": {kind.key_field: kind.key(line)}},
-            },
-            {"$set": {f"{kind.field}.$.{name}": v for name, v in fields.items()}},
-        )
-        changes.extend(changed)
+    for kind in KINDS:
+        lines = kind.lines(cart)
+        prices = kind.current_prices(lines, seen) if lines else []
+        for line, price in zip(lines, prices, strict=True):
+            try:
+                if isinstance(price, DomainError):
+                    raise price
+                fields, changed = kind.repriced(line=line, price=price)
+            except DomainError as exc:
+                raise LineUnavailable(kind.title(line), exc.message) from None
+            if fields:
+                _write_price(cart.cart_id, kind, line, fields)
+                changes.extend(changed)
     if changes:
         raise PricesChanged(changes)
+
+
+def _write_price(cart_id: str, kind, line, fields: dict) -> None:
+    carts().update_one(
+        {
+            "_id": cart_id,
+            "state": PENDING,
+            kind.field: {"$elemMatch": {kind.key_field: kind.key(line)}},
+        },
+        {"$set": {f"{kind.field}.$.{name}": v for name, v in fields.items()}},
+    )
 
 
 def _order_lines(cart) -> tuple[list[dict], Decimal]:
@@ -305,6 +334,9 @@ def _order_for(run: _Run, *, email, shipping, now, payment=None) -> Order:
     reference; never back to an older one). Unique on cart id (and ticket
     codes: a code drawn twice, however unlikely, is drawn again)."""
     cart = run.cart
+    # A cart's first checkout has no order yet: straight to the insert (a
+    # duplicate key says otherwise, and the next round updates it).
+    fresh = run.attempt == 1 and not run.taken_over
     for _ in range(3):
         details, unset = _order_details(cart, email=email, shipping=shipping)
         details.update(payment.order_fields() if payment is not None else {})
@@ -317,10 +349,11 @@ def _order_for(run: _Run, *, email, shipping, now, payment=None) -> Order:
             raw = None
             pending = {"cart_id": cart.cart_id, "state": PENDING_PAYMENT}
             newer = {"payment_attempts": {"$lte": run.attempt}}
-            if orders().update_one(pending | newer, update).matched_count:
+            if not fresh and orders().update_one(pending | newer, update).matched_count:
                 raw = orders().find_one({"cart_id": cart.cart_id})
         except DuplicateKeyError:
             continue
+        fresh = False
         if raw is not None:
             return Order._from_son(raw)
         try:
@@ -386,12 +419,16 @@ def _mark_paid(order: Order, charge: Charge, attempt: dict | None, now):
     }
     if attempt is not None:
         update["$push"] = {"attempts": attempt}
-    paid = compat.update_then_read(
-        orders(), {"_id": order.pk, "state": PENDING_PAYMENT}, update
-    )
-    if paid is None and attempt is not None:
-        # Paid meanwhile (a recovery found the charge): keep the record.
-        orders().update_one({"_id": order.pk}, {"$push": {"attempts": attempt}})
+    moved = orders().update_one({"_id": order.pk, "state": PENDING_PAYMENT}, update)
+    if not moved.matched_count:
+        if attempt is not None:
+            # Paid meanwhile (a recovery found the charge): keep the record.
+            orders().update_one({"_id": order.pk}, {"$push": {"attempts": attempt}})
+        return None
+    # The order as this update left it: nothing else writes a pending
+    # order's fields while its cart is in this checkout, so no read back.
+    paid = order.to_mongo().to_dict() | update["$set"]
+    paid["attempts"] = [*paid.get("attempts", []), *([attempt] if attempt else [])]
     return paid
 
 
@@ -403,11 +440,13 @@ def _fulfil(
     now,
     cart=None,
     attempt: dict | None = None,
+    seen: dict | None = None,
 ) -> Order:
     """Steps 5-7, each idempotent: order paid, holds committed, cart complete.
 
     ``attempt`` (the charge just taken) is recorded in the same write that
-    marks the order paid. ``cart``, when the caller holds it since it went
+    marks the order paid; ``seen``, what this run's kinds read before the
+    charge. ``cart``, when the caller holds it since it went
     pending, spares a read: a pending cart's lines cannot change.
     """
     paid = None if charge is None else _mark_paid(order, charge, attempt, now)
@@ -420,11 +459,16 @@ def _fulfil(
     faults.point("checkout.after_paid")
     if cart is None:
         cart = load_cart(carts().find_one({"_id": cart_id}))
-    for kind, line in lines_of(cart):
-        if not kind.commit(cart_id=cart_id, line=line):
-            # Only a commit removes a pending cart's hold: this line was
-            # committed by the run that stopped before finishing.
-            log.info("cart %s: %s already committed", cart_id, kind.key(line))
+    for kind in KINDS:
+        lines = kind.lines(cart)
+        if not lines:
+            continue
+        committed = kind.commit_lines(cart_id=cart_id, lines=lines, seen=seen)
+        for line, done in zip(lines, committed, strict=True):
+            if not done:
+                # Only a commit removes a pending cart's hold: this line was
+                # committed by the run that stopped before finishing.
+                log.info("cart %s: %s already committed", cart_id, kind.key(line))
         faults.point("checkout.after_commit")
     # Paid means done, even if a recovery reopened the cart meanwhile.
     carts().update_one(
@@ -486,6 +530,7 @@ def cart_checkout(
         charge=charge,
         now=now,
         cart=run.cart,
+        seen=run.seen,
         attempt=_attempt(
             reference, outcome="paid", message="", card=card.label, now=now
         ),
@@ -494,18 +539,26 @@ def cart_checkout(
 
 def _start(owner: str, cart_id: str, now, fixed) -> "_Run | Order":
     """Step 1, or the end already: the paid order (a repeated submit, or a
-    run stopped after charging, finished now), else this run."""
-    done = _paid_order(owner, cart_id, now)
-    if done is not None:
-        return done
+    run stopped after charging, finished now), else this run.
+
+    A first attempt that locked the cart is new: no earlier run can have
+    paid for it, so only a cart that was in a checkout before (a repeat, a
+    retry after a decline, a take-over) looks for its paid order.
+    """
     try:
         run = _begin(owner, cart_id, now, fixed)
-    except CheckoutInProgress:
-        # Charged, and the run that charged has not finished: finish it.
-        done = _charged_order(cart_id, now)
+    except DomainError as refused:
+        done = _paid_order(owner, cart_id, now)
+        if done is None and isinstance(refused, CheckoutInProgress):
+            # Charged, and the run that charged has not finished: finish it.
+            done = _charged_order(cart_id, now)
         if done is None:
             raise
         return done
+    if run.attempt > 1 or run.taken_over:
+        done = _paid_order(owner, cart_id, now)
+        if done is not None:
+            return done
     if run.taken_over and (done := _charged_order(cart_id, now)) is not None:
         return done
     return run
@@ -519,10 +572,10 @@ def _prepare(
     try:
         if shipping is None and needs_delivery(run.cart.items):
             raise AddressNeeded()
-        _reprice(run.cart, now)
+        _reprice(run.cart, now, run.seen)
         for kind in KINDS:
             kind.ensure_held_lines(
-                cart_id=run.cart_id, lines=kind.lines(run.cart), now=now
+                cart_id=run.cart_id, lines=kind.lines(run.cart), now=now, seen=run.seen
             )
         return _order_for(run, email=email, shipping=shipping, now=now, payment=payment)
     except DomainError:

@@ -8,6 +8,7 @@ from bson import ObjectId
 from django.utils import timezone
 
 from shop.documents import Order
+from shop.payments import BOX_OFFICE
 from staff.documents import AuditEntry
 
 PAGE_SIZE = 25
@@ -189,6 +190,28 @@ def order_detail(*, number: str) -> Order | None:
 
 def order_kinds(order: Order) -> set[str]:
     return {line.kind for line in order.lines}
+
+
+def order_timeline(order: Order) -> list[dict]:
+    """An order's timeline: its creation (from the order itself: the audit
+    trail records changes, not creations), then its audit entries. Created
+    by the shopper, or at the box office by whoever took the payment."""
+    entries = timeline(kind="order", object_id=order.number)
+    actor = "shopper"
+    if order.payment_method == BOX_OFFICE:
+        actor = next((e["actor"] for e in entries if e["after"] == "paid"), "staff")
+    created = {
+        "at": order.created_at,
+        "actor": actor,
+        "action": "order created",
+        "object_kind": "order",
+        "object_id": order.number,
+        "reason": "",
+        "before": None,
+        "after": "pending_payment",
+        "details": {},
+    }
+    return [created, *entries]
 
 
 def timeline(*, kind: str, object_id: str) -> list[dict]:

@@ -20,13 +20,20 @@ REFUNDED = "refunded"
 
 
 def order_moved(order: dict, *, before: str | None, after: str, at: datetime) -> None:
-    """Record an order's state change; count it if it was paid or refunded."""
+    """Record an order's state change; count it if it was paid or refunded.
+
+    Not its creation: the order document records that (``created_at``,
+    ``owner``), and the staff timeline shows it from there
+    (``staff.selectors.orders.order_timeline``), so a checkout writes one
+    audit entry, not two."""
+    if before is None:
+        return
     if after == PAID:
         count_sale(order)
     elif after in (REFUNDING, REFUNDED):
         count_refund(order)
     audit_record(
-        action="order created" if before is None else f"order {after}",
+        action=f"order {after}",
         object_kind="order",
         object_id=order["number"],
         before=before,

@@ -144,16 +144,16 @@ def test_refund_with_a_reason_puts_the_seats_back_and_records_the_timeline(
     entries = list(
         mongo_db.audit.find({"object_id": order.number}).sort([("at", 1), ("_id", 1)])
     )
+    assert "order created" in page  # from the order: the trail records changes
     assert [(e["before"], e["after"]) for e in entries] == [
-        (None, "pending_payment"),
         ("pending_payment", "paid"),
         (None, None),  # the staff request itself
         ("paid", "refunding"),
         ("refunding", "refunded"),
     ]
-    assert [e["actor"] for e in entries[:2]] == ["shopper", "shopper"]
-    assert {e["actor"] for e in entries[2:]} == {"staff:box@example.com"}
-    assert {e["reason"] for e in entries[2:]} == {"Show moved, customer asked"}
+    assert entries[0]["actor"] == "shopper"
+    assert {e["actor"] for e in entries[1:]} == {"staff:box@example.com"}
+    assert {e["reason"] for e in entries[1:]} == {"Show moved, customer asked"}
     assert counter_problems() == []
 
 
