@@ -24,6 +24,8 @@ class StockHold:
     cart_id: str
     quantity: int
     at: datetime
+    # The take moves the hold applied (``stock_commit_all`` forgets them).
+    applied: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -52,11 +54,15 @@ def _holds():
 
 def _as_hold(doc: dict) -> StockHold:
     return StockHold(
-        sku=doc["sku"], cart_id=doc["cart_id"], quantity=doc["quantity"], at=doc["at"]
+        sku=doc["sku"],
+        cart_id=doc["cart_id"],
+        quantity=doc["quantity"],
+        at=doc["at"],
+        applied=tuple(doc.get("applied") or ()),
     )
 
 
-_HOLD_FIELDS = {"sku": 1, "cart_id": 1, "quantity": 1, "at": 1}
+_HOLD_FIELDS = {"sku": 1, "cart_id": 1, "quantity": 1, "at": 1, "applied": 1}
 
 
 def stock_free(*, skus: Iterable[str]) -> dict[str, int]:

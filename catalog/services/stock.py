@@ -455,25 +455,42 @@ def stock_commit(*, sku: str, cart_id: str, quantity: int) -> None:
     raise ReservationMissing()
 
 
-def stock_commit_all(*, cart_id: str, quantities: Mapping[str, int]) -> set[str]:
+def stock_commit_all(
+    *, cart_id: str, quantities: Mapping[str, int], known: Mapping | None = None
+) -> set[str]:
     """``stock_commit`` of several SKUs of one cart (a checkout's product
     lines), with the same guard and effect per SKU, each step one bulk
     command for all of them. Returns the SKUs committed; one whose hold is
     missing or smaller than its quantity is left out (ReservationMissing,
-    for a single SKU). Raises InvalidQuantity."""
+    for a single SKU). ``known``: the holds as the caller just read them
+    (sku -> ``StockHold``), spared a read on the first try; a hold that
+    changed since fails its guard and is read again. Raises
+    InvalidQuantity."""
     todo = {sku: _units(quantity) for sku, quantity in quantities.items()}
     now = timezone.now()
     done: set[str] = set()
     for _ in range(_ATTEMPTS):
         if not todo:
             break
-        holds = {
-            doc["_id"]: doc
-            for doc in _holds().find(
-                {"_id": {"$in": [hold_id(sku, cart_id) for sku in todo]}},
-                {"quantity": 1, "at": 1, "applied": 1},
-            )
-        }
+        from_known = known is not None
+        if from_known:
+            holds = {
+                hold_id(sku, cart_id): {
+                    "quantity": h.quantity,
+                    "at": h.at,
+                    "applied": list(h.applied),
+                }
+                for sku, h in known.items()
+            }
+            known = None
+        else:
+            holds = {
+                doc["_id"]: doc
+                for doc in _holds().find(
+                    {"_id": {"$in": [hold_id(sku, cart_id) for sku in todo]}},
+                    {"quantity": 1, "at": 1, "applied": 1},
+                )
+            }
         moves = []
         for sku, quantity in todo.items():
             hold = holds.get(hold_id(sku, cart_id))
@@ -483,11 +500,13 @@ def stock_commit_all(*, cart_id: str, quantities: Mapping[str, int]) -> set[str]
             guard = {"quantity": held, "at": hold["at"]}
             forget = hold.get("applied") or []
             moves.append((sku, guard, held - quantity, quantity, forget))
-        # A missing or smaller hold stays so: only the others are tried.
-        todo = {sku: todo[sku] for sku, *_ in moves}
-        if not moves:
-            break
-        done.update(_give_all(cart_id, moves, now))
+        if not from_known:
+            # A missing or smaller hold stays so: only the others are tried.
+            todo = {sku: todo[sku] for sku, *_ in moves}
+            if not moves:
+                break
+        if moves:
+            done.update(_give_all(cart_id, moves, now))
         # A hold that changed between the read and its write: read again.
         todo = {sku: q for sku, q in todo.items() if sku not in done}
     return done

@@ -234,6 +234,10 @@ class ProductKind(LineKind):
         holds = {h.sku: h for h in stock_holds_of_cart(cart_id=cart_id)}
         for line in lines:
             self._top_up(cart_id=cart_id, line=line, hold=holds.get(line.sku), now=now)
+        if seen is not None:
+            # What commit_lines starts from (a top-up above changed a hold:
+            # its guard then fails and it is read again).
+            seen["stock_holds"] = holds
 
     def _top_up(self, *, cart_id: str, line, hold, now: datetime) -> None:
         """Reserve whatever the line lists beyond ``hold`` (None: no entry)."""
@@ -264,7 +268,9 @@ class ProductKind(LineKind):
     ) -> list[bool]:
         # One bulk command per step of the move for all the cart's SKUs.
         done = stock_commit_all(
-            cart_id=cart_id, quantities={line.sku: line.quantity for line in lines}
+            cart_id=cart_id,
+            quantities={line.sku: line.quantity for line in lines},
+            known=(seen or {}).get("stock_holds"),
         )
         return [line.sku in done for line in lines]
 

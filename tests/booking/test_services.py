@@ -202,6 +202,28 @@ def test_committing_twice_answers_the_same_sale_and_changes_nothing(
     assert raw_session() == before
 
 
+def test_a_commit_from_the_holds_as_checked_before_the_charge(session_id, raw_session):
+    """Checkout checks the seats (``seats_not_held``) and commits from the
+    holds document it read; one read stale by then (the seat released and
+    held again under a new tag) costs a second try, never a wrong sale."""
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 5), (0, 6)])
+    missing, doc = selectors.seats_not_held(
+        session_id=session_id, cart_id="cart-1", seats=[(0, 5), (0, 6)]
+    )
+    assert missing == []
+    services.seats_release(session_id=session_id, cart_id="cart-1", seats=[(0, 6)])
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 6)])
+
+    sold = services.seats_commit(
+        session_id=session_id, cart_id="cart-1", seats=[(0, 5), (0, 6)], holds_doc=doc
+    )
+
+    assert sold.positions == ((0, 5), (0, 6))
+    assert sold_to(session_id, "cart-1") == {(0, 5), (0, 6)}
+    assert (raw_session()["held"], raw_session()["sold"]) == (0, 2)
+    assert selectors.session_invariant_violations() == []
+
+
 def test_committing_part_of_a_hold_sells_that_part_and_keeps_the_rest_held(
     session_id, raw_session
 ):

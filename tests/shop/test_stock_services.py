@@ -11,10 +11,16 @@ from catalog.errors import (
     OutOfStock,
     ReservationMissing,
 )
-from catalog.selectors.stock import stock_hold, stock_level, stock_problems
+from catalog.selectors.stock import (
+    stock_hold,
+    stock_holds_of_cart,
+    stock_level,
+    stock_problems,
+)
 from catalog.services.stock import (
     stock_adjust,
     stock_commit,
+    stock_commit_all,
     stock_ledger_settle,
     stock_release,
     stock_reserve,
@@ -183,6 +189,53 @@ def test_commit_of_more_than_is_held_is_refused(mongo_db, sku):
         stock_commit(sku=sku, cart_id="cart-a", quantity=3)
 
     assert inventory(mongo_db)["sold"] == 0
+
+
+@pytest.fixture
+def three_skus():
+    for name in ("SKU-1", "SKU-2", "SKU-3"):
+        stock_restock(sku=name, quantity=10, note="initial")
+    return ("SKU-1", "SKU-2", "SKU-3")
+
+
+def test_commit_all_sells_every_line_with_each_hold_s_own_guard(mongo_db, three_skus):
+    """A checkout's commit of several lines: each SKU sold as stock_commit
+    would sell it, the surplus back, a missing hold left out."""
+    one, two, three = three_skus
+    stock_reserve(sku=one, cart_id="cart-a", quantity=2, now=NOW)
+    stock_reserve(sku=two, cart_id="cart-a", quantity=4, now=NOW)
+
+    done = stock_commit_all(cart_id="cart-a", quantities={one: 2, two: 3, three: 1})
+
+    assert done == {one, two}
+    levels = {s: stock_level(sku=s) for s in three_skus}
+    assert [(lv.free, lv.held, lv.sold) for lv in levels.values()] == [
+        (8, 0, 2),
+        (7, 0, 3),
+        (10, 0, 0),
+    ]
+    assert mongo_db.stock_holds.count_documents({}) == 0
+    assert not any(doc.get("gives") for doc in mongo_db.inventories.find())
+    assert stock_problems() == []
+
+
+def test_commit_all_from_a_stale_snapshot_reads_again(mongo_db, three_skus):
+    """The holds as read before the charge, changed since (one grew, one is
+    new): their guards refuse the snapshot and the fresh read sells what
+    the cart holds, once."""
+    one, two, _ = three_skus
+    stock_reserve(sku=one, cart_id="cart-a", quantity=1, now=NOW)
+    known = {h.sku: h for h in stock_holds_of_cart(cart_id="cart-a")}
+    stock_adjust(sku=one, cart_id="cart-a", delta=2, now=NOW)
+    stock_reserve(sku=two, cart_id="cart-a", quantity=1, now=NOW)
+
+    done = stock_commit_all(cart_id="cart-a", quantities={one: 3, two: 1}, known=known)
+
+    assert done == {one, two}
+    assert (stock_level(sku=one).sold, stock_level(sku=two).sold) == (3, 1)
+    assert stock_commit_all(cart_id="cart-a", quantities={one: 3}) == set()
+    assert stock_level(sku=one).sold == 3
+    assert stock_problems() == []
 
 
 def test_transfer_hands_a_reservation_to_another_cart(mongo_db, sku):
