@@ -81,7 +81,7 @@ class Sellable:
 # up to NAMES_TTL seconds, so under a sale it reads just the price: the
 # price, which decides what the shopper pays, is read from the database on
 # every add and again at checkout. Keyed by database; bounded.
-NAMES_TTL = 30.0
+NAMES_TTL = 300.0
 _NAMES_MAX = 20_000
 _names: dict[tuple[str | None, str], tuple[float, str, str, dict]] = {}
 

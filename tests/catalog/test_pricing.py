@@ -113,3 +113,29 @@ def test_unknown_store_and_sku_are_refused(pumps):
         sellable(sku="no-such-sku")
     with pytest.raises(UnknownStore):
         price_set(item_id=ITEM, scope="atlantis", amount=Decimal("1.00"))
+
+
+def test_an_add_reads_the_price_every_time_and_the_names_once(pumps, mongo_db):
+    """``sellable`` keeps a SKU's names per process (NAMES_TTL) and reads
+    its price on every call: a new price applies to the next add, a new
+    title only once the cached names run out."""
+    first = sellable(sku=SKU)
+    price_set(item_id=ITEM, sku=SKU, scope="online", amount=Decimal("99.00"))
+    mongo_db.items.update_one({"_id": ITEM}, {"$set": {"title": "Renamed"}})
+
+    again = sellable(sku=SKU)
+
+    assert (first.unit_price, again.unit_price) == (Decimal("105.00"), Decimal("99.00"))
+    assert again.name == first.name == "Evening Platform Pumps (6 / red)"
+
+
+def test_names_warm_reads_a_sale_s_products_in_two_queries(pumps, mongo_db):
+    from catalog.selectors import pricing
+
+    assert pricing.names_warm([SKU, OTHER_SKU, "NO-SUCH-SKU"]) == 2
+    mongo_db.variants.delete_one({"_id": OTHER_SKU})
+
+    # Cached: the variant deleted since is still named (for NAMES_TTL).
+    assert sellable(sku=OTHER_SKU).name == "Evening Platform Pumps (7 / red)"
+    with pytest.raises(UnknownSku):
+        sellable(sku="NO-SUCH-SKU")
