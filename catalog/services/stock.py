@@ -252,6 +252,33 @@ def _give_all(cart_id: str, moves: list[tuple[str, dict, int, int, list]], now):
     for sku, guard, free, sold, forget in moves:
         entry = {"op": _op(), "free": free, "sold": sold, "at": now}
         planned.append((sku, hold_id(sku, cart_id), guard, entry, list(forget)))
+    planned = _holds_give(planned)
+    if not planned:
+        return []
+    faults.point("stock.give.after_hold")
+    _inventories().bulk_write(
+        [
+            UpdateOne(*_counter_update(sku, hid, entry, forget))
+            for sku, hid, _, entry, forget in planned
+        ],
+        ordered=False,
+    )
+    faults.point("stock.give.after_counter")
+    _finish_backs([(hid, entry["op"]) for _, hid, _, entry, _ in planned])
+    faults.point("stock.give.after_finish")
+    _inventories().bulk_write(
+        [
+            UpdateOne({"_id": sku}, {"$pull": {"gives": {"op": entry["op"]}}})
+            for sku, _, _, entry, _ in planned
+        ],
+        ordered=False,
+    )
+    return [sku for sku, *_ in planned]
+
+
+def _holds_give(planned: list) -> list:
+    """Step 1 of ``_give_all``: each hold, guarded as read, drops its units
+    into a ``back`` entry. Returns the planned moves whose hold did."""
     took = _holds().bulk_write(
         [
             UpdateOne(
@@ -265,37 +292,28 @@ def _give_all(cart_id: str, moves: list[tuple[str, dict, int, int, list]], now):
         ],
         ordered=False,
     )
-    if took.modified_count < len(planned):
-        # Which holds did move: their back entry says so.
-        ops = [entry["op"] for *_, entry, _ in planned]
-        moved = {
-            doc["_id"]
-            for doc in _holds().find(
-                {"_id": {"$in": [p[1] for p in planned]}, "back.op": {"$in": ops}},
-                {"_id": 1},
-            )
-        }
-        planned = [p for p in planned if p[1] in moved]
-    if not planned:
-        return []
-    faults.point("stock.give.after_hold")
-    _inventories().bulk_write(
-        [
-            UpdateOne(*_counter_update(sku, hid, entry, forget))
-            for sku, hid, _, entry, forget in planned
-        ],
-        ordered=False,
-    )
-    faults.point("stock.give.after_counter")
-    # Ordered: every hold left empty is deleted first, then the others'
-    # back entries go (a deleted hold matches nothing).
-    backs = [(hid, entry["op"]) for _, hid, _, entry, _ in planned]
+    if took.modified_count == len(planned):
+        return planned
+    # Which holds did move: their back entry says so.
+    ops = [entry["op"] for *_, entry, _ in planned]
+    moved = {
+        doc["_id"]
+        for doc in _holds().find(
+            {"_id": {"$in": [p[1] for p in planned]}, "back.op": {"$in": ops}},
+            {"_id": 1},
+        )
+    }
+    return [p for p in planned if p[1] in moved]
+
+
+def _finish_backs(backs: list[tuple[str, str]]) -> None:
+    """Step 3 of ``_give_all`` for (hold id, op) pairs: every hold left empty
+    is deleted; the others' back entries go (a deleted hold matches
+    nothing), which only a hold keeping units (a surplus) or a fence needs."""
     deleted = _holds().bulk_write(
         [DeleteOne(_last_back(hid, op)) for hid, op in backs], ordered=False
     )
     if deleted.deleted_count < len(backs):
-        # A hold that keeps units (a surplus) or a fence: its entry goes
-        # (a deleted hold matches nothing).
         _holds().bulk_write(
             [
                 UpdateOne({"_id": hid, "back.op": op}, {"$pull": {"back": {"op": op}}})
@@ -303,15 +321,6 @@ def _give_all(cart_id: str, moves: list[tuple[str, dict, int, int, list]], now):
             ],
             ordered=False,
         )
-    faults.point("stock.give.after_finish")
-    _inventories().bulk_write(
-        [
-            UpdateOne({"_id": sku}, {"$pull": {"gives": {"op": entry["op"]}}})
-            for sku, _, _, entry, _ in planned
-        ],
-        ordered=False,
-    )
-    return [sku for sku, *_ in planned]
 
 
 # --- The services ---------------------------------------------------------------
@@ -473,43 +482,45 @@ def stock_commit_all(
         if not todo:
             break
         from_known = known is not None
-        if from_known:
-            holds = {
-                hold_id(sku, cart_id): {
-                    "quantity": h.quantity,
-                    "at": h.at,
-                    "applied": list(h.applied),
-                }
-                for sku, h in known.items()
-            }
-            known = None
-        else:
-            holds = {
-                doc["_id"]: doc
-                for doc in _holds().find(
-                    {"_id": {"$in": [hold_id(sku, cart_id) for sku in todo]}},
-                    {"quantity": 1, "at": 1, "applied": 1},
-                )
-            }
+        holds = (
+            _holds_as_known(known, cart_id)
+            if from_known
+            else _read_holds([hold_id(sku, cart_id) for sku in todo])
+        )
+        known = None
         moves = []
         for sku, quantity in todo.items():
             hold = holds.get(hold_id(sku, cart_id))
             if hold is None or hold["quantity"] < quantity:
                 continue
-            held = hold["quantity"]
-            guard = {"quantity": held, "at": hold["at"]}
-            forget = hold.get("applied") or []
-            moves.append((sku, guard, held - quantity, quantity, forget))
+            guard = {"quantity": hold["quantity"], "at": hold["at"]}
+            surplus = hold["quantity"] - quantity
+            moves.append((sku, guard, surplus, quantity, hold.get("applied") or []))
         if not from_known:
             # A missing or smaller hold stays so: only the others are tried.
             todo = {sku: todo[sku] for sku, *_ in moves}
-            if not moves:
-                break
         if moves:
             done.update(_give_all(cart_id, moves, now))
         # A hold that changed between the read and its write: read again.
         todo = {sku: q for sku, q in todo.items() if sku not in done}
     return done
+
+
+def _read_holds(ids: list[str]) -> dict[str, dict]:
+    found = _holds().find({"_id": {"$in": ids}}, {"quantity": 1, "at": 1, "applied": 1})
+    return {doc["_id"]: doc for doc in found}
+
+
+def _holds_as_known(known: Mapping, cart_id: str) -> dict[str, dict]:
+    """A caller's ``StockHold`` snapshot in the shape ``_read_holds`` reads."""
+    return {
+        hold_id(sku, cart_id): {
+            "quantity": h.quantity,
+            "at": h.at,
+            "applied": list(h.applied),
+        }
+        for sku, h in known.items()
+    }
 
 
 def stock_transfer(

@@ -356,31 +356,40 @@ def _order_for(run: _Run, *, email, shipping, now, payment=None) -> Order:
         fresh = False
         if raw is not None:
             return Order._from_son(raw)
-        try:
-            son = {
-                "number": _next_order_number(),
-                "cart_id": cart.cart_id,
-                "owner": cart.owner,
-                "token": secrets.token_urlsafe(24),
-                "state": PENDING_PAYMENT,
-                "payment_attempts": run.attempt,
-                "attempts": [],
-                "created_at": now,
-                **details,
-            }
-            orders().insert_one(son)
-            events.order_moved.send(
-                sender=None, order=son, before=None, after=PENDING_PAYMENT, at=now
-            )
-            return Order._from_son(son)
-        except DuplicateKeyError:
-            # The cart has an order after all: a concurrent submit created it
-            # (update that one), or it is closed.
-            if orders().count_documents(
-                {"cart_id": cart.cart_id, "state": {"$ne": PENDING_PAYMENT}}, limit=1
-            ):
-                raise CartInactive("This cart's order is already closed.") from None
+        order = _insert_order(run, details, now)
+        if order is not None:
+            return order
     raise CartInactive("This cart's order could not be created.")
+
+
+def _insert_order(run: _Run, details: dict, now) -> Order | None:
+    """The cart's order, new; None when the cart has one after all (a
+    concurrent submit created it: update that one) or a ticket code was
+    drawn twice. Raises CartInactive when the cart's order is closed."""
+    cart = run.cart
+    son = {
+        "number": _next_order_number(),
+        "cart_id": cart.cart_id,
+        "owner": cart.owner,
+        "token": secrets.token_urlsafe(24),
+        "state": PENDING_PAYMENT,
+        "payment_attempts": run.attempt,
+        "attempts": [],
+        "created_at": now,
+        **details,
+    }
+    try:
+        orders().insert_one(son)
+    except DuplicateKeyError:
+        if orders().count_documents(
+            {"cart_id": cart.cart_id, "state": {"$ne": PENDING_PAYMENT}}, limit=1
+        ):
+            raise CartInactive("This cart's order is already closed.") from None
+        return None
+    events.order_moved.send(
+        sender=None, order=son, before=None, after=PENDING_PAYMENT, at=now
+    )
+    return Order._from_son(son)
 
 
 def _attempt(reference, *, outcome, message, card, now) -> dict:
@@ -459,17 +468,7 @@ def _fulfil(
     faults.point("checkout.after_paid")
     if cart is None:
         cart = load_cart(carts().find_one({"_id": cart_id}))
-    for kind in KINDS:
-        lines = kind.lines(cart)
-        if not lines:
-            continue
-        committed = kind.commit_lines(cart_id=cart_id, lines=lines, seen=seen)
-        for line, done in zip(lines, committed, strict=True):
-            if not done:
-                # Only a commit removes a pending cart's hold: this line was
-                # committed by the run that stopped before finishing.
-                log.info("cart %s: %s already committed", cart_id, kind.key(line))
-        faults.point("checkout.after_commit")
+    _commit_lines(cart_id, cart, seen)
     # Paid means done, even if a recovery reopened the cart meanwhile.
     carts().update_one(
         {"_id": cart_id, "state": {"$in": [PENDING, ACTIVE]}},
@@ -483,6 +482,21 @@ def _fulfil(
     if paid is not None:
         return Order._from_son(paid)
     return Order.objects(pk=order.pk).first()
+
+
+def _commit_lines(cart_id: str, cart, seen: dict | None) -> None:
+    """Step 6: every line's hold committed, kind by kind."""
+    for kind in KINDS:
+        lines = kind.lines(cart)
+        if not lines:
+            continue
+        committed = kind.commit_lines(cart_id=cart_id, lines=lines, seen=seen)
+        for line, done in zip(lines, committed, strict=True):
+            if not done:
+                # Only a commit removes a pending cart's hold: this line was
+                # committed by the run that stopped before finishing.
+                log.info("cart %s: %s already committed", cart_id, kind.key(line))
+        faults.point("checkout.after_commit")
 
 
 def cart_checkout(
