@@ -37,13 +37,7 @@ def price_for(
     One ``$in`` query fetches every candidate; the most specific one wins.
     Returns None when nothing applies (the product cannot be sold there).
     """
-    store = store_by_id(store_id) if store_id else None
-    ordered = price_ids(item_id=item_id, sku=sku, store=store)
-    found = {p.price_id: p.amount for p in Price.objects(price_id__in=ordered)}
-    for price_id in ordered:
-        if price_id in found:
-            return found[price_id]
-    return None
+    return prices_for([(item_id, sku, store_id)])[0]
 
 
 def prices_for(
@@ -87,49 +81,47 @@ _names: dict[tuple[str | None, str], tuple[float, str, str, dict]] = {}
 
 
 def _naming(sku: str) -> tuple[str, str, dict]:
-    """(item id, name, attributes) of a SKU. Raises UnknownSku."""
+    """(item id, name, attributes) of a SKU, from the cache (read into it
+    when missing or older than NAMES_TTL). Raises UnknownSku."""
     key = (mongo.connected_db_name(), sku)
-    now = time.monotonic()
     cached = _names.get(key)
-    if cached is not None and now - cached[0] < NAMES_TTL:
-        return cached[1:]
-    variant = Variant.coll().find_one({"_id": sku}, {"item_id": 1, "attributes": 1})
-    if variant is None:
-        raise UnknownSku()
-    item = Item.coll().find_one({"_id": variant["item_id"]}, {"title": 1})
-    if item is None:
-        raise UnknownSku()
-    attributes = variant.get("attributes") or {}
-    name = _name(item["title"], attributes)
-    if len(_names) >= _NAMES_MAX:
-        _names.clear()
-    _names[key] = (now, variant["item_id"], name, attributes)
-    return variant["item_id"], name, attributes
+    if cached is None or time.monotonic() - cached[0] >= NAMES_TTL:
+        names_warm([sku])
+        cached = _names.get(key)
+        if cached is None:
+            raise UnknownSku()
+    return cached[1:]
 
 
 def names_warm(skus: list[str]) -> int:
     """Read the naming facts of ``skus`` in two queries (variants, then
     their items) into the cache ``sellable`` reads: a process about to sell
     them (a sale's products) need not read them one add at a time. Returns
-    how many were cached; unknown SKUs are left out."""
+    how many were cached; unknown SKUs are left out (a cached entry of one
+    that has gone is dropped)."""
+    db, now = mongo.connected_db_name(), time.monotonic()
+    for sku in skus:
+        _names.pop((db, sku), None)
     variants = list(
         Variant.coll().find(
             {"_id": {"$in": list(skus)}}, {"item_id": 1, "attributes": 1}
         )
     )
+    if not variants:
+        return 0
     titles = {
         doc["_id"]: doc["title"]
         for doc in Item.coll().find(
             {"_id": {"$in": sorted({v["item_id"] for v in variants})}}, {"title": 1}
         )
     }
-    db, now = mongo.connected_db_name(), time.monotonic()
     if len(_names) + len(variants) > _NAMES_MAX:
         _names.clear()
+    cached = 0
     for variant in variants:
         title = titles.get(variant["item_id"])
         if title is None:
-            continue
+            continue  # a variant of no item: unknown, as sellable says
         attributes = variant.get("attributes") or {}
         _names[(db, variant["_id"])] = (
             now,
@@ -137,7 +129,8 @@ def names_warm(skus: list[str]) -> int:
             _name(title, attributes),
             attributes,
         )
-    return len(variants)
+        cached += 1
+    return cached
 
 
 def _name(title: str, attributes: dict) -> str:

@@ -177,25 +177,11 @@ def _give(
     """Move ``free + sold`` units out of this cart's hold (guarded by
     ``guard``) to the counter's free units and ``sold``; False when the guard
     matched nothing (nothing changed). ``forget``: the take moves of a hold
-    this ends (``applied`` as read), see ``_counter_gets``.
-
-    update_one, not findAndModify: on the Rust server the latter costs time
-    growing with the collection (config/compat.py).
-    """
-    op, hid = _op(), hold_id(sku, cart_id)
-    entry = {"op": op, "free": free, "sold": sold, "at": now}
-    update: dict = {"$inc": {"quantity": -(free + sold)}, "$push": {"back": entry}}
-    if touch:
-        update["$set"] = {"at": now}
-    if not _holds().update_one({"_id": hid, **guard}, update).modified_count:
-        return False
-    faults.point("stock.give.after_hold")
-    _counter_gets(sku, hid, entry, forget=list(forget))
-    faults.point("stock.give.after_counter")
-    _finish_back(hid, op)
-    faults.point("stock.give.after_finish")
-    _inventories().update_one({"_id": sku}, {"$pull": {"gives": {"op": op}}})
-    return True
+    this ends (``applied`` as read), see ``_counter_gets``. ``touch``: the
+    hold's ``at`` moves to ``now`` (it keeps units). The steps are
+    ``_give_all``'s, for one SKU."""
+    moves = [(sku, guard, free, sold, list(forget))]
+    return bool(_give_all(cart_id, moves, now, touch=touch))
 
 
 def _counter_gets(sku: str, hid: str, entry: dict, *, forget: list[str]) -> bool:
@@ -224,9 +210,7 @@ def _counter_update(sku: str, hid: str, entry: dict, forget: list[str]):
 def _finish_back(hid: str, op: str) -> None:
     """Step 3: the ``back`` entry goes; so does a hold left with no units and
     nothing in flight (a fenced one stays, see ``_fence``)."""
-    if _holds().delete_one(_last_back(hid, op)).deleted_count:
-        return
-    _holds().update_one({"_id": hid, "back.op": op}, {"$pull": {"back": {"op": op}}})
+    _finish_backs([(hid, op)])
 
 
 def _last_back(hid: str, op: str) -> dict:
@@ -241,18 +225,28 @@ def _last_back(hid: str, op: str) -> dict:
     }
 
 
-def _give_all(cart_id: str, moves: list[tuple[str, dict, int, int, list]], now):
-    """``_give`` of several SKUs of one cart at once, for a checkout's commit:
-    ``moves`` are (sku, guard, free, sold, forget). Each document still gets
-    the one conditional write of its step, in the same order, but each step
-    is one bulk command for every SKU, so a cart of n lines pays 5 round
+def _give_all(
+    cart_id: str,
+    moves: list[tuple[str, dict, int, int, list]],
+    now,
+    *,
+    touch: bool = False,
+):
+    """The give-back (§3.8's order of writes) of one or several SKUs of one
+    cart: ``moves`` are (sku, guard, free, sold, forget). Each document gets
+    the one conditional write of its step, and each step is one bulk
+    command for every SKU, so a checkout's cart of n lines pays 5 round
     trips, not 5n. Returns the SKUs whose hold matched its guard (the
-    others changed nothing)."""
+    others changed nothing).
+
+    Never a findAndModify: on the Rust server it costs time growing with
+    the collection (config/compat.py).
+    """
     planned = []
     for sku, guard, free, sold, forget in moves:
         entry = {"op": _op(), "free": free, "sold": sold, "at": now}
         planned.append((sku, hold_id(sku, cart_id), guard, entry, list(forget)))
-    planned = _holds_give(planned)
+    planned = _holds_give(planned, {"at": now} if touch else None)
     if not planned:
         return []
     faults.point("stock.give.after_hold")
@@ -276,24 +270,24 @@ def _give_all(cart_id: str, moves: list[tuple[str, dict, int, int, list]], now):
     return [sku for sku, *_ in planned]
 
 
-def _holds_give(planned: list) -> list:
+def _holds_give(planned: list, sets: dict | None) -> list:
     """Step 1 of ``_give_all``: each hold, guarded as read, drops its units
-    into a ``back`` entry. Returns the planned moves whose hold did."""
-    took = _holds().bulk_write(
-        [
-            UpdateOne(
-                {"_id": hid, **guard},
-                {
-                    "$inc": {"quantity": -(entry["free"] + entry["sold"])},
-                    "$push": {"back": entry},
-                },
-            )
-            for _, hid, guard, entry, _ in planned
-        ],
-        ordered=False,
-    )
+    into a ``back`` entry (and takes ``sets``). Returns the planned moves
+    whose hold did."""
+    updates = []
+    for _, hid, guard, entry, _ in planned:
+        update = {
+            "$inc": {"quantity": -(entry["free"] + entry["sold"])},
+            "$push": {"back": entry},
+        }
+        if sets:
+            update["$set"] = sets
+        updates.append(UpdateOne({"_id": hid, **guard}, update))
+    took = _holds().bulk_write(updates, ordered=False)
     if took.modified_count == len(planned):
         return planned
+    if not took.modified_count:
+        return []
     # Which holds did move: their back entry says so.
     ops = [entry["op"] for *_, entry, _ in planned]
     moved = {
@@ -442,26 +436,8 @@ def stock_commit(*, sku: str, cart_id: str, quantity: int) -> None:
 
     Raises InvalidQuantity, ReservationMissing (no hold, or a smaller one).
     """
-    quantity = _units(quantity)
-    now = timezone.now()
-    for _ in range(_ATTEMPTS):
-        hold = _hold(sku, cart_id)
-        if hold is None or hold["quantity"] < quantity:
-            raise ReservationMissing()
-        held = hold["quantity"]
-        guard = {"quantity": held, "at": hold["at"]}
-        forget = hold.get("applied") or []
-        if _give(
-            sku,
-            cart_id,
-            guard,
-            free=held - quantity,
-            sold=quantity,
-            now=now,
-            forget=forget,
-        ):
-            return
-    raise ReservationMissing()
+    if sku not in stock_commit_all(cart_id=cart_id, quantities={sku: quantity}):
+        raise ReservationMissing()
 
 
 def stock_commit_all(

@@ -82,6 +82,15 @@ def needs_delivery(lines) -> bool:
     return any(not getattr(line, "store_id", None) for line in lines)
 
 
+def _new_line_write(line, now: datetime) -> tuple[dict, dict]:
+    """The guard and update that put a line on an active cart that does not
+    list its SKU yet."""
+    return (
+        {"items.sku": {"$ne": line.sku}},
+        {"$push": {"items": line.to_mongo().to_dict()}, "$set": touch(now)},
+    )
+
+
 class ProductKind(LineKind):
     name = "product"
     field = "items"
@@ -128,11 +137,9 @@ class ProductKind(LineKind):
         back (it may lack a concurrent request's change, as a read could
         carry one: it is shown, never used to decide a rule). None when the
         cart refused (the SKU turned up meanwhile: ``record`` grows it)."""
-        pushed = carts().update_one(
-            {"_id": cart.cart_id, "state": ACTIVE, "items.sku": {"$ne": line.sku}},
-            {"$push": {"items": line.to_mongo().to_dict()}, "$set": touch(now)},
-        )
-        if not pushed.matched_count:
+        guard, update = _new_line_write(line, now)
+        query = {"_id": cart.cart_id, "state": ACTIVE, **guard}
+        if not carts().update_one(query, update).matched_count:
             return None
         cart.items.append(line)
         for name, value in touch(now).items():
@@ -140,11 +147,7 @@ class ProductKind(LineKind):
         return cart
 
     def record(self, *, cart_id: str, line, now: datetime) -> dict | None:
-        raw = update_then_read(
-            cart_id,
-            {"items.sku": {"$ne": line.sku}},
-            {"$push": {"items": line.to_mongo().to_dict()}, "$set": touch(now)},
-        )
+        raw = update_then_read(cart_id, *_new_line_write(line, now))
         if raw is not None:
             return raw
         # The cart lists the SKU already (another request of this shopper

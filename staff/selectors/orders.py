@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from bson import ObjectId
 from django.utils import timezone
 
-from shop.documents import Order
+from shop.documents import PAID, PENDING_PAYMENT, Order
 from shop.payments import BOX_OFFICE
 from staff.documents import AuditEntry
 
@@ -199,7 +199,7 @@ def order_timeline(order: Order) -> list[dict]:
     entries = timeline(kind="order", object_id=order.number)
     actor = "shopper"
     if order.payment_method == BOX_OFFICE:
-        actor = next((e["actor"] for e in entries if e["after"] == "paid"), "staff")
+        actor = next((e["actor"] for e in entries if e["after"] == PAID), "staff")
     created = {
         "at": order.created_at,
         "actor": actor,
@@ -208,7 +208,7 @@ def order_timeline(order: Order) -> list[dict]:
         "object_id": order.number,
         "reason": "",
         "before": None,
-        "after": "pending_payment",
+        "after": PENDING_PAYMENT,
         "details": {},
     }
     return [created, *entries]
