@@ -117,13 +117,13 @@ def _next_order_number() -> str:
 
 def _paid_order(owner: str, cart_id: str, now: datetime) -> Order | None:
     """A repeat of a checkout that was paid: the same order, finished."""
-    order = Order.objects(cart_id=cart_id, owner=owner, state=PAID).first()
+    order = orders().find_one({"cart_id": cart_id, "owner": owner, "state": PAID})
     if order is None:
         return None
     raw = carts().find_one({"_id": cart_id})
     if raw and raw["state"] != COMPLETE:
-        _fulfil(cart_id=cart_id, order=order, charge=None, now=now)
-    return Order.objects(pk=order.pk).first()
+        return _fulfil(cart_id=cart_id, order=order, charge=None, now=now)
+    return Order._from_son(order)
 
 
 @dataclass(frozen=True)
@@ -328,9 +328,9 @@ def _order_details(cart, *, email: str, shipping: dict | None) -> tuple[dict, di
     return details, {"codes": ""}
 
 
-def _order_for(run: _Run, *, email, shipping, now, payment=None) -> Order:
-    """Step 3: this cart's order, created or brought up to date with the
-    cart, with the run's attempt (``payment_attempts``: the charge's
+def _order_for(run: _Run, *, email, shipping, now, payment=None) -> dict:
+    """Step 3: this cart's order (its document), created or brought up to
+    date with the cart, with the run's attempt (``payment_attempts``: the charge's
     reference; never back to an older one). Unique on cart id (and ticket
     codes: a code drawn twice, however unlikely, is drawn again)."""
     cart = run.cart
@@ -355,17 +355,18 @@ def _order_for(run: _Run, *, email, shipping, now, payment=None) -> Order:
             continue
         fresh = False
         if raw is not None:
-            return Order._from_son(raw)
+            return raw
         order = _insert_order(run, details, now)
         if order is not None:
             return order
     raise CartInactive("This cart's order could not be created.")
 
 
-def _insert_order(run: _Run, details: dict, now) -> Order | None:
-    """The cart's order, new; None when the cart has one after all (a
-    concurrent submit created it: update that one) or a ticket code was
-    drawn twice. Raises CartInactive when the cart's order is closed."""
+def _insert_order(run: _Run, details: dict, now) -> dict | None:
+    """The cart's order (its document, as inserted), new; None when the
+    cart has one after all (a concurrent submit created it: update that
+    one) or a ticket code was drawn twice. Raises CartInactive when the
+    cart's order is closed."""
     cart = run.cart
     son = {
         "number": _next_order_number(),
@@ -389,7 +390,7 @@ def _insert_order(run: _Run, details: dict, now) -> Order | None:
     events.order_moved.send(
         sender=None, order=son, before=None, after=PENDING_PAYMENT, at=now
     )
-    return Order._from_son(son)
+    return son
 
 
 def _attempt(reference, *, outcome, message, card, now) -> dict:
@@ -415,7 +416,7 @@ def _record_attempt(order_pk, *, reference, outcome, message, card, now) -> None
     )
 
 
-def _mark_paid(order: Order, charge: Charge, attempt: dict | None, now):
+def _mark_paid(order: dict, charge: Charge, attempt: dict | None, now):
     """Step 5: ``pending_payment -> paid`` with the charge (and ``attempt``,
     in the same write); the paid order, or None if it was paid already."""
     update: dict = {
@@ -428,15 +429,16 @@ def _mark_paid(order: Order, charge: Charge, attempt: dict | None, now):
     }
     if attempt is not None:
         update["$push"] = {"attempts": attempt}
-    moved = orders().update_one({"_id": order.pk, "state": PENDING_PAYMENT}, update)
+    pk = order["_id"]
+    moved = orders().update_one({"_id": pk, "state": PENDING_PAYMENT}, update)
     if not moved.matched_count:
         if attempt is not None:
             # Paid meanwhile (a recovery found the charge): keep the record.
-            orders().update_one({"_id": order.pk}, {"$push": {"attempts": attempt}})
+            orders().update_one({"_id": pk}, {"$push": {"attempts": attempt}})
         return None
     # The order as this update left it: nothing else writes a pending
     # order's fields while its cart is in this checkout, so no read back.
-    paid = order.to_mongo().to_dict() | update["$set"]
+    paid = order | update["$set"]
     paid["attempts"] = [*paid.get("attempts", []), *([attempt] if attempt else [])]
     return paid
 
@@ -444,14 +446,20 @@ def _mark_paid(order: Order, charge: Charge, attempt: dict | None, now):
 def _fulfil(
     *,
     cart_id: str,
-    order: Order,
+    order: dict,
     charge: Charge | None,
     now,
     cart=None,
     attempt: dict | None = None,
     seen: dict | None = None,
 ) -> Order:
-    """Steps 5-7, each idempotent: order paid, holds committed, cart complete.
+    """Steps 5-7, each idempotent: order paid, holds committed, cart
+    complete; the paid ``Order``.
+
+    ``order`` is the order's document: a run carries it as a dict from its
+    insert to paid and makes the ``Order`` once, at the end (MongoEngine
+    building an order with its lines three times, and converting it back
+    once, was about 6 % of a theater flow's Python time, sampled).
 
     ``attempt`` (the charge just taken) is recorded in the same write that
     marks the order paid; ``seen``, what this run's kinds read before the
@@ -464,7 +472,7 @@ def _fulfil(
             sender=None, order=paid, before=PENDING_PAYMENT, after=PAID, at=now
         )
     else:  # finishing a paid order: counted, even if a crash came in between
-        events.order_paid_again.send(sender=None, order_id=order.pk)
+        events.order_paid_again.send(sender=None, order_id=order["_id"])
     faults.point("checkout.after_paid")
     if cart is None:
         cart = load_cart(carts().find_one({"_id": cart_id}))
@@ -481,7 +489,7 @@ def _fulfil(
     owners.release(owner=cart.owner, cart_id=cart_id)
     if paid is not None:
         return Order._from_son(paid)
-    return Order.objects(pk=order.pk).first()
+    return Order._from_son(orders().find_one({"_id": order["_id"]}))
 
 
 def _commit_lines(cart_id: str, cart, seen: dict | None) -> None:
@@ -535,7 +543,7 @@ def cart_checkout(
     order = _prepare(run, email=email, shipping=shipping, now=now, payment=card)
     faults.point("checkout.after_order")
     run.renew(locked_at=now)
-    reference = f"{order.number}-{order.payment_attempts}"
+    reference = f"{order['number']}-{order['payment_attempts']}"
     charge = _charge(order, reference, card, now, run)
     faults.point("checkout.after_charge")
     return _fulfil(
@@ -580,9 +588,9 @@ def _start(owner: str, cart_id: str, now, fixed) -> "_Run | Order":
 
 def _prepare(
     run: _Run, *, email: str, shipping: dict | None, now, payment=None
-) -> Order:
-    """Steps 2-3: re-price, check the holds, the order; any refusal reopens
-    the cart (if this run still has it)."""
+) -> dict:
+    """Steps 2-3: re-price, check the holds, the order (its document); any
+    refusal reopens the cart (if this run still has it)."""
     try:
         if shipping is None and needs_delivery(run.cart.items):
             raise AddressNeeded()
@@ -600,18 +608,18 @@ def _prepare(
 def _charged_order(cart_id: str, now: datetime) -> Order | None:
     """The cart's order finished, if the provider has a paid charge for its
     latest reference (a run stopped after charging); else None."""
-    order = Order.objects(cart_id=cart_id, state=PENDING_PAYMENT).first()
-    if order is None or not order.payment_attempts:
+    order = orders().find_one({"cart_id": cart_id, "state": PENDING_PAYMENT})
+    if order is None or not order.get("payment_attempts"):
         return None
-    charge = provider(order.payment_method).lookup(
-        reference=f"{order.number}-{order.payment_attempts}"
+    charge = provider(order.get("payment_method")).lookup(
+        reference=f"{order['number']}-{order['payment_attempts']}"
     )
     if charge is None or charge.outcome != "paid":
         return None
     return _fulfil(cart_id=cart_id, order=order, charge=charge, now=now)
 
 
-def _charge(order: Order, reference: str, card, now: datetime, run) -> Charge:
+def _charge(order: dict, reference: str, card, now: datetime, run) -> Charge:
     """Step 4: charge the order once under ``reference`` (with the provider
     of the payment's method: a card's, or the counter's). Declined or
     failed: the attempt is recorded, the cart reopens with its holds,
@@ -619,22 +627,22 @@ def _charge(order: Order, reference: str, card, now: datetime, run) -> Charge:
     try:
         return provider(card.method).charge(
             reference=reference,
-            amount=order.total,
-            currency=order.currency,
+            amount=order["total"].to_decimal(),
+            currency=order["currency"],
             card=card,
-            description=f"Marquee order {order.number}",
+            description=f"Marquee order {order['number']}",
         )
     except (PaymentDeclined, PaymentError) as exc:
         outcome = "declined" if isinstance(exc, PaymentDeclined) else "error"
         _record_attempt(
-            order.pk,
+            order["_id"],
             reference=reference,
             outcome=outcome,
             message=str(exc),
             card=card.label,
             now=now,
         )
-        _reopen(order.cart_id, now, run.attempt)
+        _reopen(order["cart_id"], now, run.attempt)
         raise PaymentFailed(f"{exc} Your items are still held.") from None
 
 
@@ -651,8 +659,8 @@ def checkout_recover(*, cart_id: str, now: datetime | None = None) -> str:
     raw = _take_over(cart_id, now)
     if raw is None:
         return "nothing"
-    order = Order.objects(cart_id=cart_id).first()
-    if order is not None and order.state == PAID:
+    order = orders().find_one({"cart_id": cart_id})
+    if order is not None and order["state"] == PAID:
         _fulfil(cart_id=cart_id, order=order, charge=None, now=now)
         return "completed"
     if _charged_order(cart_id, now) is not None:
