@@ -36,15 +36,14 @@ class AuditEntry(Document):
 
 
 class SalesCounter(Document):
-    """Sales of one UTC hour's shard (``h:2030-01-15T12/5``): the orders
-    whose number falls in shard 5 of the hour (staff.services.counters).
+    """Sales of one UTC hour (``h:2030-01-15T12``).
 
     The computed pattern: moved by one guarded ``$inc`` per order paid or
-    refunded, so the dashboard reads hour shards for its 30 days, never
-    the orders. Money is in pence (integers add exactly). ``paid`` and
-    ``refunded_orders`` list the order numbers already counted: the filter
-    of each ``$inc`` requires the number to be absent, so a repeated or
-    raced call counts an order once.
+    refunded (staff.services.counters), so the dashboard reads at most 720
+    small documents for its 30 days, never the orders. Money is in pence
+    (integers add exactly). ``paid`` and ``refunded_orders`` list the order
+    numbers already counted: the filter of each ``$inc`` requires the number
+    to be absent, so a repeated or raced call counts an order once.
     """
 
     bucket = me.StringField(primary_key=True)

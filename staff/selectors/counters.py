@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from shop.documents import Order
 from shop.kinds.base import Problem
-from staff.services.counters import bucket_of, counters, sale_figures
+from staff.services.counters import counters, hour_bucket, sale_figures
 
 FIELDS = (
     "orders",
@@ -26,11 +26,6 @@ FIELDS = (
 LISTS = ("paid", "refunded_orders")
 
 
-def _start_of(bucket: str) -> datetime:
-    hour = bucket[2:].split("/")[0]
-    return datetime.strptime(hour, "%Y-%m-%dT%H").replace(tzinfo=UTC)
-
-
 def _blank() -> dict:
     return {
         "products": defaultdict(lambda: {"qty": 0, "revenue": 0}),
@@ -41,7 +36,7 @@ def _blank() -> dict:
 
 
 def recount() -> dict[str, dict]:
-    """What every hour shard should hold, from the orders alone."""
+    """What every hour bucket should hold, from the orders alone."""
     buckets: dict[str, dict] = defaultdict(_blank)
     cursor = Order.coll().find(
         {"paid_at": {"$ne": None}},
@@ -60,7 +55,7 @@ def recount() -> dict[str, dict]:
             moves.append((order["canceled_at"], "refunded_orders", -1))
         for at, listed, sign in moves:
             inc, names = sale_figures(order, sign)
-            entry = buckets[bucket_of(at, order["number"])[0]]
+            entry = buckets[hour_bucket(at)[0]]
             entry[listed].add(order["number"])
             for name, title in names.items():
                 entry["names"][name.split(".")[1]] = title
@@ -84,25 +79,8 @@ def _stored(doc: dict) -> dict:
     }
 
 
-def hour_sums(start: datetime) -> dict:
-    """The hour starting at ``start`` (UTC), its shards added up: the
-    figures, ``products``, and the lists of orders counted."""
-    total: dict = {**dict.fromkeys(FIELDS, 0), "products": {}, "paid": []}
-    total["refunded_orders"] = []
-    for doc in counters().find({"kind": "hour", "start": start}).sort("_id"):
-        for name in FIELDS:
-            total[name] += doc.get(name, 0)
-        for listed in LISTS:
-            total[listed] += doc.get(listed) or []
-        for key, figures in (doc.get("products") or {}).items():
-            entry = total["products"].setdefault(key, {"qty": 0, "revenue": 0})
-            entry["qty"] += figures.get("qty", 0)
-            entry["revenue"] += figures.get("revenue", 0)
-    return total
-
-
 def counter_problems() -> list[Problem]:
-    """Every hour shard whose counters differ from the recount."""
+    """Every hour bucket whose counters differ from the recount."""
     expected = {k: {**v, "products": dict(v["products"])} for k, v in recount().items()}
     stored = {doc["_id"]: _stored(doc) for doc in counters().find({"kind": "hour"})}
     problems = []
@@ -123,16 +101,9 @@ def counter_problems() -> list[Problem]:
     return problems
 
 
-def unsharded() -> bool:
-    """Whether an hour is kept whole, as before its shards (``h:...T12``,
-    no ``/5``): counted by an earlier version, converted by a rebuild."""
-    return counters().find_one({"_id": {"$regex": "^h:[^/]*$"}}, {"_id": 1}) is not None
-
-
 def counters_rebuild() -> int:
-    """Replace every bucket by the recount (after a bulk load; a repair; an
-    earlier version's whole hours, into shards). Not for a live shop:
-    payments meanwhile would be lost."""
+    """Replace every bucket by the recount (after a bulk load; a repair).
+    Not for a live shop: payments meanwhile would be lost."""
     buckets = recount()
     # Also drops day buckets and their entries, kept by an earlier version.
     counters().delete_many({})
@@ -142,7 +113,7 @@ def counters_rebuild() -> int:
         {
             "_id": bucket,
             "kind": "hour",
-            "start": _start_of(bucket),
+            "start": datetime.strptime(bucket[2:], "%Y-%m-%dT%H").replace(tzinfo=UTC),
             **{name: entry[name] for name in FIELDS},
             "products": {
                 key: {**figures, "name": entry["names"].get(key, key)}

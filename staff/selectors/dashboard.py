@@ -1,10 +1,9 @@
 """What the dashboard shows; reads only.
 
-Sales figures come from the ``sales_counters`` hour shards of the last 30
-days (summed per hour and per local day here), never from the orders. Live
-figures and the needs-attention list read only bounded sets through indexes:
-live carts, stuck checkouts and refunds, SKUs under the threshold, the next
-performances.
+Sales figures come from the ``sales_counters`` hour buckets of the last 30
+days (summed per local day here), never from the orders. Live figures and the
+needs-attention list read only bounded sets through indexes: live carts,
+stuck checkouts and refunds, SKUs under the threshold, the next performances.
 """
 
 from dataclasses import dataclass, field
@@ -123,13 +122,9 @@ def _days(hours: list[dict], now: datetime, count: int) -> list[dict]:
 def _hours_today(hours: list[dict], now: datetime) -> list[tuple[datetime, dict]]:
     local = timezone.localtime(now)
     midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
-    found: dict = {}
-    for doc in hours:  # an hour's shards added up
-        summed = found.setdefault(doc["start"], dict.fromkeys(FIELDS, 0))
-        for name in FIELDS:
-            summed[name] += doc.get(name, 0)
+    found = {doc["_id"]: doc for doc in hours}
     today = [midnight + timedelta(hours=h) for h in range(24)]
-    return [(h, found.get(hour_bucket(h)[1], {})) for h in today]
+    return [(h, found.get(hour_bucket(h)[0], {})) for h in today]
 
 
 def _first_midnight(now: datetime, count: int) -> datetime:

@@ -6,27 +6,19 @@ Invariant: every hour bucket equals a recount from the orders
 sold in the hour of its ``paid_at`` once it has been paid, and as refunded in
 the hour of its ``canceled_at`` once it left ``paid`` for ``refunding``.
 
-Exactly once, without transactions: one order moves one document, its
-hour's shard, with one upsert whose filter requires the order's number to be
-absent from the shard's list (``paid`` or ``refunded_orders``) and whose
-update pushes it, so a retried, recovered or raced call counts it once. An
-order's shard is fixed by its number, so every call for it meets the same
-list. An hour is the sum of its shards and a day the sum of its hours, added
-up when read (``staff.selectors.dashboard``): a second document per order
-would need a second exactly-once write.
+Exactly once, without transactions: one order moves one document, its hour,
+with one upsert whose filter requires the order's number to be absent from
+the hour's list (``paid`` or ``refunded_orders``) and whose update pushes it,
+so a retried, recovered or raced call counts it once. A day is the sum of its
+24 hours, added up when read (``staff.selectors.dashboard``): a second
+document per order would need a second exactly-once write, and the
+dashboard's 30 days are 720 small documents read through the
+``(kind, start)`` index.
 
-Why shards: the guard scans the list and the update rewrites the document
-with it, so one document per hour cost each count more as the hour's
-orders grew (in a flash sale's hour of 2,500 orders, 2.2 ms of server CPU
-per count, against 0.3 ms at the hour's start) and made every payment of
-the hour write the same document. With ``SHARDS`` documents an hour, a
-list holds an eighth of the hour's orders; the dashboard's 30 days are at
-most 30 x 24 x 8 small documents, read with only their figures through
-the ``(kind, start)`` index. A count costs the same whatever the shop's
-history.
+An hour's list grows with that hour's orders only (a few thousand at most),
+so a count costs the same whatever the shop's history.
 """
 
-import zlib
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -45,21 +37,9 @@ def pence(value) -> int:
     return int((Decimal(value) * 100).to_integral_value())
 
 
-SHARDS = 8
-
-
 def hour_bucket(at: datetime) -> tuple[str, datetime]:
-    """The UTC hour of ``at``: its name (``h:2030-01-15T12``) and start."""
     start = at.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
     return f"h:{start:%Y-%m-%dT%H}", start
-
-
-def bucket_of(at: datetime, number: str) -> tuple[str, datetime]:
-    """The document that counts order ``number`` in the hour of ``at``
-    (``h:2030-01-15T12/5``), and the hour's start. crc32, not ``hash``:
-    the same shard in every process, every run."""
-    hour, start = hour_bucket(at)
-    return f"{hour}/{zlib.crc32(number.encode()) % SHARDS}", start
 
 
 def _product_key(line: dict) -> tuple[str, str]:
@@ -126,8 +106,8 @@ def count_refund(order: dict) -> bool:
 def _count(order: dict, at: datetime, listed: str, sign: int) -> bool:
     """One guarded upsert: True if it counted, False if counted before."""
     inc, names = sale_figures(order, sign)
+    bucket, start = hour_bucket(at)
     number = order["number"]
-    bucket, start = bucket_of(at, number)
     update = {
         "$inc": inc,
         "$push": {listed: number},
