@@ -20,6 +20,7 @@ from booking.services.seats import (
     seats_refresh,
     seats_release,
     seats_return,
+    seats_sell,
     seats_transfer,
 )
 
@@ -31,6 +32,7 @@ __all__ = [
     "seats_refresh",
     "seats_release",
     "seats_return",
+    "seats_sell",
     "seats_transfer",
     "seats_unblock",
     "session_create",

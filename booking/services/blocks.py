@@ -73,14 +73,13 @@ def _move(oid, positions, was: int, becomes: int, extra=None):
     for _ in range(RETRIES):
         now = timezone.now()
         guard = {"start": {"$gt": now}} if becomes == BLOCKED else None
-        doc = swap_states(
+        if swap_states(
             oid,
             [(s, was, becomes) for s in positions],
             {"seatsAvailable": -sign * n, "blocked": sign * n},
             guard,
-        )
-        if doc is not None:
-            return h, doc
+        ):
+            return h
         found = read_state(oid)
         if becomes == BLOCKED and found["start"] <= now:
             raise SessionClosed()
@@ -109,7 +108,7 @@ def seats_block(
     reason = _text(reason, "a reason", MAX_REASON)
     by = _text(by, "the name of who blocks them", 150)
     oid = checks.session_oid(session_id)
-    h, _ = _move(oid, positions, FREE, BLOCKED)
+    h = _move(oid, positions, FREE, BLOCKED)
     faults.point("seats.after_block")
     at = timezone.now()
     note = {"reason": reason, "by": by, "at": at}
@@ -133,7 +132,7 @@ def seats_unblock(*, session_id: str, seats: Sequence[Seat], by: str) -> SeatBlo
     positions = checks.positions(seats, limit=MAX_SEATS_PER_REQUEST)
     by = _text(by, "the name of who unblocks them", 150)
     oid = checks.session_oid(session_id)
-    h, _ = _move(oid, positions, BLOCKED, FREE)
+    h = _move(oid, positions, BLOCKED, FREE)
     faults.point("seats.after_unblock")
     SeatBlocks.coll().update_one(
         {"_id": oid},

@@ -39,7 +39,6 @@ from decimal import Decimal
 
 from bson import Decimal128, ObjectId
 from django.utils import timezone
-from pymongo import ReturnDocument
 
 from booking import checks, faults
 from booking.checks import MAX_SEATS_PER_HOLD, MAX_SEATS_PER_REQUEST
@@ -93,20 +92,25 @@ def swap_states(
     moves: Sequence[tuple[Seat, int, int]],
     inc: Mapping[str, int],
     extra: Mapping | None = None,
-) -> dict | None:
+) -> bool:
     """THE conditional update: each (seat, was, becomes) of ``moves`` only if
     every seat is in its ``was`` state (and ``extra`` holds), counters moved
-    by ``inc`` and the map's version bumped. Returns the session's header
-    after, or None when the filter matched nothing (nothing changed)."""
-    return _sessions().find_one_and_update(
+    by ``inc`` and the map's version bumped. False when the filter matched
+    nothing (nothing changed).
+
+    An update, not a find-and-modify: the caller prices its answer from a
+    header it read (names, start and prices change only by staff edits).
+    Returning the document after would make the server rebuild the whole
+    seat grid for each change, three times the CPU of the update itself
+    (bench/RESULTS.md, "The session's update without its document")."""
+    done = _sessions().update_one(
         {"_id": oid, **(extra or {}), "$and": [{_path(s): was} for s, was, _ in moves]},
         {
             "$set": {_path(s): becomes for s, _, becomes in moves},
             "$inc": {**inc, "version": 1},
         },
-        projection=_HEADER,
-        return_document=ReturnDocument.AFTER,
     )
+    return done.modified_count == 1
 
 
 def _header(oid: ObjectId, extra: Mapping | None = None) -> dict:
@@ -141,7 +145,7 @@ def _result(
 
 
 def _hold(
-    oid: ObjectId,
+    header: dict,
     h: Hall,
     cart_id: str,
     positions: Sequence[Seat],
@@ -149,21 +153,24 @@ def _hold(
     was: int = FREE,
 ) -> SeatHold | None:
     """One hold: the intent, then the session's conditional update (every
-    seat ``was``, the performance not started). Returns None when refused
-    but no seat turned out taken on a second look: the caller tries again."""
+    seat ``was``, the performance not started), priced from ``header`` (the
+    session as read just before). Returns None when refused but no seat
+    turned out taken on a second look: the caller tries again."""
+    oid = header["_id"]
+    if header["start"] <= now:
+        raise SessionClosed()  # no intent to write and take back
     tag = holds.new_tag()
     created = holds.write_intent(oid, cart_id, tag, positions, now, origin=was)
     faults.point("seats.after_intent")
     n = len(positions)
     counter = "blocked" if was == BLOCKED else "seatsAvailable"
-    doc = swap_states(
+    if swap_states(
         oid,
         [(s, was, tag) for s in positions],
         {counter: -n, "held": n},
         {"start": {"$gt": now}},
-    )
-    if doc is not None:
-        return _result(doc, h, cart_id, [(s, now) for s in positions])
+    ):
+        return _result(header, h, cart_id, [(s, now) for s in positions])
     holds.retract(oid, cart_id, tag, created)
     _explain_refused_hold(oid, h, cart_id, positions, now, was)
     return None
@@ -234,11 +241,12 @@ def seats_hold(
     positions = checks.positions(seats, limit=MAX_SEATS_PER_HOLD)
     cart_id = checks.cart_id(cart_id)
     oid = checks.session_oid(session_id)
-    h = hall_of_session(oid)
+    header = _header(oid)
+    h = hall(header["layout_id"])
     check_on_map(h.layout, positions)
     was = BLOCKED if from_blocked else FREE
     for _ in range(RETRIES):
-        held = _hold(oid, h, cart_id, positions, _now(), was)
+        held = _hold(header, h, cart_id, positions, _now(), was)
         if held is not None:
             return held
     raise BoxOfficeBusy()
@@ -297,7 +305,7 @@ def _free_seats(
     wanted: Sequence[Seat] | None,
     stamps: Mapping[Seat, datetime] | None,
     sign: int,
-) -> tuple[dict | None, list[tuple[Seat, datetime]]]:
+) -> list[tuple[Seat, datetime]]:
     """Move the cart's held (``sign`` +1) seats back to the state they were
     taken from (``holds.origin_of``: FREE, or BLOCKED for house seats staff
     held), or its sold (-1) seats back to FREE.
@@ -306,26 +314,24 @@ def _free_seats(
     the filter requires each seat to carry the cart's tag; the update sets
     each seat's new state and moves n from ``held`` (or ``sold``) to
     ``seatsAvailable`` and ``blocked``. Seats the cart does not have are
-    skipped. Returns the session's header (None when nothing was freed) and
-    the seats freed with their stamps.
+    skipped. Returns the seats freed with their stamps.
     """
     state = None
     for _ in range(RETRIES):
         doc = holds.read(oid, cart_id)
         targets = _targets(doc, wanted, stamps, state, sign)
         if not targets:
-            return None, []
+            return []
         origins = holds.origins(doc) if sign > 0 else {}
         moves = [
             (s, sign * tag, origins.get(tag, FREE)) for s, (tag, _) in targets.items()
         ]
-        after = swap_states(oid, moves, _back_counts(moves, sign))
-        if after is None:
+        if not swap_states(oid, moves, _back_counts(moves, sign)):
             state = read_state(oid)["seats"]  # ask the session which are the cart's
             continue
         faults.point("seats.after_release")
         holds.forget(oid, cart_id, {s: t for s, (t, _) in targets.items()}, doc)
-        return after, [(s, at) for s, (_, at) in targets.items()]
+        return [(s, at) for s, (_, at) in targets.items()]
     raise BoxOfficeBusy()
 
 
@@ -375,8 +381,8 @@ def seats_release(
     """
     stamps = _stamps(expect_at)
     wanted, cart_id, oid, h = _cart_seats(session_id, cart_id, seats)
-    after, freed = _free_seats(oid, cart_id, wanted, stamps, +1)
-    return _result(after or _header(oid), h, cart_id, freed)
+    freed = _free_seats(oid, cart_id, wanted, stamps, +1)
+    return _result(_header(oid), h, cart_id, freed)
 
 
 def seats_return(
@@ -395,8 +401,8 @@ def seats_return(
     SeatOffMap, BoxOfficeBusy.
     """
     wanted, cart_id, oid, h = _cart_seats(session_id, cart_id, seats)
-    after, freed = _free_seats(oid, cart_id, wanted, None, -1)
-    return _result(after or _header(oid), h, cart_id, freed)
+    freed = _free_seats(oid, cart_id, wanted, None, -1)
+    return _result(_header(oid), h, cart_id, freed)
 
 
 def seats_refresh(
@@ -476,29 +482,28 @@ def seats_transfer(*, session_id: str, from_cart_id: str, to_cart_id: str) -> Se
         doc = holds.read(oid, source)
         if doc is None:
             return _result(_header(oid), h, target, [])
-        state = read_state(oid)["seats"]
-        held = _targets(doc, None, None, state, +1)
+        found = read_state(oid)
+        held = _targets(doc, None, None, found["seats"], +1)
         if not held:
-            return _result(_header(oid), h, target, [])
+            return _result(found, h, target, [])
         now = _now()
         new_tags, intents = _transfer_intents(oid, target, doc, held, now)
         faults.point("seats.after_transfer_intent")
         moves = [(s, old, new_tags[old]) for s, (old, _) in held.items()]
-        after = swap_states(oid, moves, {})
-        if after is None:
+        if not swap_states(oid, moves, {}):
             for tag, created in intents:
                 holds.retract(oid, target, tag, created)
             continue
         faults.point("seats.after_transfer")
         holds.forget(oid, source, {s: t for s, (t, _) in held.items()}, doc)
-        return _result(after, h, target, [(s, now) for s in held])
+        return _result(found, h, target, [(s, now) for s in held])
     raise BoxOfficeBusy()
 
 
 def _sell(
     oid, cart_id, wanted, state, doc: dict | None = None
-) -> tuple[dict | None, dict, dict, list]:
-    """One try of a commit: (header after or None, sold now, sold before,
+) -> tuple[bool, dict, dict, list]:
+    """One try of a commit: (sold or not, held before, sold before,
     missing). With ``state`` unknown, optimistically every wanted seat is
     taken to be held under its newest entry. ``doc``: the cart's holds
     document if the caller has just read it."""
@@ -508,7 +513,7 @@ def _sell(
     seats = list(wanted) if wanted is not None else sorted({*held, *sold})
     missing = [p for p in seats if p not in held and p not in sold]
     if missing or not held:
-        return None, held, sold, missing
+        return False, held, sold, missing
     n = len(held)
     moves = [(s, tag, -tag) for s, (tag, _) in held.items()]
     return swap_states(oid, moves, {"held": -n, "sold": n}), held, sold, []
@@ -537,25 +542,46 @@ def seats_commit(
     its hold expired), BoxOfficeBusy.
     """
     wanted, cart_id, oid, h = _cart_seats(session_id, cart_id, seats)
+    found, done = _commit(oid, h, cart_id, wanted, holds_doc)
+    return _result(found or _header(oid), h, cart_id, done)
+
+
+def seats_sell(
+    *,
+    session_id: str,
+    cart_id: str,
+    seats: Sequence[Seat],
+    holds_doc: dict | None = None,
+) -> tuple[Seat, ...]:
+    """``seats_commit`` of these seats for a caller that needs no priced
+    answer (checkout priced them before the charge): the same update, the
+    same guarantees and errors, without reading the session's names and
+    prices again. Returns the seats the cart now owns, in order."""
+    wanted, cart_id, oid, h = _cart_seats(session_id, cart_id, seats)
+    _, done = _commit(oid, h, cart_id, wanted, holds_doc)
+    return tuple(sorted(s for s, _ in done))
+
+
+def _commit(
+    oid: ObjectId, h: Hall, cart_id: str, wanted, holds_doc: dict | None
+) -> tuple[dict | None, list[tuple[Seat, datetime]]]:
+    """The commit with its retries: (the session as last read, None if never;
+    the seats sold to the cart with the stamps of their holds)."""
     # Committing all: ask the session first (old entries are history).
-    state = None if wanted is not None else read_state(oid)["seats"]
+    found = None if wanted is not None else read_state(oid)
     for _ in range(RETRIES):
-        after, held, sold, missing = _sell(oid, cart_id, wanted, state, holds_doc)
+        state = None if found is None else found["seats"]
+        sold_now, held, sold, missing = _sell(oid, cart_id, wanted, state, holds_doc)
         holds_doc = None  # a second try reads it again
-        if after is not None:
+        if sold_now:
             # Stamped when held: a repeated commit answers the same.
-            done = [(s, at) for s, (_, at) in {**held, **sold}.items()]
-            return _result(after, h, cart_id, done)
-        if state is None:
-            state = read_state(oid)["seats"]
-            continue
-        if missing:
+            return found, [(s, at) for s, (_, at) in {**held, **sold}.items()]
+        if found is not None and missing:
             labels = [label_of(h.layout, p) for p in missing]
             raise SeatsNotHeld(labels, missing)
-        if not held:  # a repeated commit: answer the sale
-            sale = [(s, at) for s, (_, at) in sold.items()]
-            return _result(_header(oid), h, cart_id, sale)
-        state = read_state(oid)["seats"]
+        if found is not None and not held:  # a repeated commit: answer the sale
+            return found, [(s, at) for s, (_, at) in sold.items()]
+        found = read_state(oid)
     raise BoxOfficeBusy()
 
 
@@ -593,7 +619,7 @@ def seats_best_available(
         if block is None:
             raise NoAdjacentSeats(count, names.get(zone))
         try:
-            held = _hold(oid, h, cart_id, block, now)
+            held = _hold(doc, h, cart_id, block, now)
         except SeatsTaken:
             continue  # lost the race for this block: look again
         if held is not None:

@@ -33,11 +33,11 @@ from booking.selectors import (
 )
 from booking.services.holds import seat_holds_settle
 from booking.services.seats import (
-    seats_commit,
     seats_hold,
     seats_refresh,
     seats_release,
     seats_return,
+    seats_sell,
     seats_transfer,
 )
 from booking.values import Seat, SeatHold
@@ -326,7 +326,7 @@ class TicketKind(LineKind):
     def commit(self, *, cart_id: str, line, holds_doc: dict | None = None) -> bool:
         # Idempotent in booking: seats already sold to the cart count as sold.
         try:
-            seats_commit(
+            seats_sell(
                 session_id=line.session_id,
                 cart_id=cart_id,
                 seats=positions(line),

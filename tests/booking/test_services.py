@@ -224,6 +224,29 @@ def test_a_commit_from_the_holds_as_checked_before_the_charge(session_id, raw_se
     assert selectors.session_invariant_violations() == []
 
 
+def test_selling_is_a_commit_without_the_priced_answer(session_id, raw_session):
+    """Checkout's ``seats_sell``: the same conditional update and refusals as
+    ``seats_commit``, answering only the seats the cart now owns."""
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 5), (0, 6)])
+
+    sold = services.seats_sell(
+        session_id=session_id, cart_id="cart-1", seats=[(0, 6), (0, 5)]
+    )
+    before = raw_session()
+    again = services.seats_sell(
+        session_id=session_id, cart_id="cart-1", seats=[(0, 5), (0, 6)]
+    )
+
+    assert sold == again == ((0, 5), (0, 6))
+    assert sold_to(session_id, "cart-1") == {(0, 5), (0, 6)}
+    assert (before["held"], before["sold"]) == (0, 2)
+    assert raw_session() == before
+    with pytest.raises(SeatsNotHeld):
+        services.seats_sell(session_id=session_id, cart_id="cart-2", seats=[(1, 1)])
+    assert raw_session() == before
+    assert selectors.session_invariant_violations() == []
+
+
 def test_committing_part_of_a_hold_sells_that_part_and_keeps_the_rest_held(
     session_id, raw_session
 ):
