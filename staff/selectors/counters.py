@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from shop.documents import Order
 from shop.kinds.base import Problem
-from staff.services.counters import counters, hour_bucket, sale_figures
+from staff.services.counters import bucket_of, counters, hour_start, sale_figures
 
 FIELDS = (
     "orders",
@@ -24,6 +24,23 @@ FIELDS = (
     "refunded_units",
 )
 LISTS = ("paid", "refunded_orders")
+
+
+def hour_figures(at: datetime) -> dict:
+    """The figures of the hour of ``at``: the sum of its buckets (one per
+    block of order numbers counted in it), with the numbers they list."""
+    total = {**dict.fromkeys(FIELDS, 0), **{listed: [] for listed in LISTS}}
+    for doc in counters().find({"kind": "hour", "start": hour_start(at)}):
+        for name in FIELDS:
+            total[name] += doc.get(name, 0)
+        for listed in LISTS:
+            total[listed] += doc.get(listed) or []
+    return total
+
+
+def _start_of(bucket: str) -> datetime:
+    """The hour of a bucket's id (``h:2030-01-15T12#400``)."""
+    return datetime.strptime(bucket[2:15], "%Y-%m-%dT%H").replace(tzinfo=UTC)
 
 
 def _blank() -> dict:
@@ -55,7 +72,7 @@ def recount() -> dict[str, dict]:
             moves.append((order["canceled_at"], "refunded_orders", -1))
         for at, listed, sign in moves:
             inc, names = sale_figures(order, sign)
-            entry = buckets[hour_bucket(at)[0]]
+            entry = buckets[bucket_of(order["number"], at)[0]]
             entry[listed].add(order["number"])
             for name, title in names.items():
                 entry["names"][name.split(".")[1]] = title
@@ -113,7 +130,7 @@ def counters_rebuild() -> int:
         {
             "_id": bucket,
             "kind": "hour",
-            "start": datetime.strptime(bucket[2:], "%Y-%m-%dT%H").replace(tzinfo=UTC),
+            "start": _start_of(bucket),
             **{name: entry[name] for name in FIELDS},
             "products": {
                 key: {**figures, "name": entry["names"].get(key, key)}
@@ -126,3 +143,17 @@ def counters_rebuild() -> int:
     if docs:
         counters().insert_many(docs)
     return len(docs)
+
+
+# An hour bucket of the shape before blocks: ``h:2030-01-15T12``, no ``#``.
+_UNBLOCKED = {"kind": "hour", "_id": {"$regex": "^h:[0-9T-]+$"}}
+
+
+def counters_convert() -> int:
+    """Counters kept one document per hour (an earlier version) become
+    buckets per block of order numbers, recounted from the orders; 0 (and
+    nothing written) when there is none of the old shape. With the shop
+    stopped (``convert_data``): a count meanwhile would be lost."""
+    if counters().find_one(_UNBLOCKED, {"_id": 1}) is None:
+        return 0
+    return counters_rebuild()

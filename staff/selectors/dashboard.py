@@ -23,7 +23,7 @@ from shop.services.orders import CANCEL_GRACE
 from staff.charts import Chart, Series
 from staff.documents import AuditEntry
 from staff.selectors.counters import FIELDS
-from staff.services.counters import counters, hour_bucket
+from staff.services.counters import counters, hour_start
 from staff.services.rollups import day_products
 
 SOLD_WELL = 0.9  # a performance this full is worth a look
@@ -122,9 +122,13 @@ def _days(hours: list[dict], now: datetime, count: int) -> list[dict]:
 def _hours_today(hours: list[dict], now: datetime) -> list[tuple[datetime, dict]]:
     local = timezone.localtime(now)
     midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
-    found = {doc["_id"]: doc for doc in hours}
+    found: dict[datetime, dict] = {}
+    for doc in hours:  # an hour's buckets, one per block of order numbers
+        total = found.setdefault(doc["start"], dict.fromkeys(FIELDS, 0))
+        for name in FIELDS:
+            total[name] += doc.get(name, 0)
     today = [midnight + timedelta(hours=h) for h in range(24)]
-    return [(h, found.get(hour_bucket(h)[0], {})) for h in today]
+    return [(h, found.get(hour_start(h), {})) for h in today]
 
 
 def _first_midnight(now: datetime, count: int) -> datetime:

@@ -1,24 +1,27 @@
 """Sales counters (the computed pattern): moved when an order is paid or
 refunded, never recounted on a page.
 
-Invariant: every hour bucket equals a recount from the orders
+Invariant: every bucket equals a recount from the orders
 (``staff.selectors.counters.counter_problems`` checks it): an order counts as
 sold in the hour of its ``paid_at`` once it has been paid, and as refunded in
 the hour of its ``canceled_at`` once it left ``paid`` for ``refunding``.
 
-Exactly once, without transactions: one order moves one document, its hour,
-with one upsert whose filter requires the order's number to be absent from
-the hour's list (``paid`` or ``refunded_orders``) and whose update pushes it,
-so a retried, recovered or raced call counts it once. A day is the sum of its
-24 hours, added up when read (``staff.selectors.dashboard``): a second
-document per order would need a second exactly-once write, and the
-dashboard's 30 days are 720 small documents read through the
-``(kind, start)`` index.
+Exactly once, without transactions: one order moves one document, its
+bucket, with one upsert whose filter requires the order's number to be
+absent from the bucket's list (``paid`` or ``refunded_orders``) and whose
+update pushes it, so a retried, recovered or raced call counts it once.
 
-An hour's list grows with that hour's orders only (a few thousand at most),
-so a count costs the same whatever the shop's history.
+Bounded: a bucket is one hour's orders of one block of ``BLOCK``
+consecutive order numbers (``h:2030-01-15T12#400``). The list the filter
+scans and the per-product figures the update moves grow with the bucket, and
+a bucket is rewritten whole by every count: one document per hour made the
+thousandth order of a flash sale's hour cost the server five times the first
+(bench/RESULTS.md, "The hour's counter in blocks"). A quiet hour is one
+bucket, a busy one a bucket per ``BLOCK`` orders; a day is the sum of its
+buckets, added up when read (``staff.selectors.dashboard``).
 """
 
+import zlib
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -37,9 +40,27 @@ def pence(value) -> int:
     return int((Decimal(value) * 100).to_integral_value())
 
 
-def hour_bucket(at: datetime) -> tuple[str, datetime]:
-    start = at.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
-    return f"h:{start:%Y-%m-%dT%H}", start
+# Orders per bucket: small enough that a count stays cheap, large enough
+# that a normal hour's orders share one or two buckets (the dashboard reads
+# every bucket of its 30 days).
+BLOCK = 250
+
+
+def hour_start(at: datetime) -> datetime:
+    return at.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+
+
+def _serial(number: str) -> int:
+    """The running number in an order number (MQ-100042 -> 100042); any
+    other form (none is made today) gets a stable one from its text."""
+    digits = number.rpartition("-")[2]
+    return int(digits) if digits.isdigit() else zlib.crc32(number.encode())
+
+
+def bucket_of(number: str, at: datetime) -> tuple[str, datetime]:
+    """The bucket that counts order ``number`` at ``at``: (id, hour start)."""
+    start = hour_start(at)
+    return f"h:{start:%Y-%m-%dT%H}#{_serial(number) // BLOCK}", start
 
 
 def _product_key(line: dict) -> tuple[str, str]:
@@ -106,8 +127,8 @@ def count_refund(order: dict) -> bool:
 def _count(order: dict, at: datetime, listed: str, sign: int) -> bool:
     """One guarded upsert: True if it counted, False if counted before."""
     inc, names = sale_figures(order, sign)
-    bucket, start = hour_bucket(at)
     number = order["number"]
+    bucket, start = bucket_of(number, at)
     update = {
         "$inc": inc,
         "$push": {listed: number},

@@ -1,6 +1,6 @@
 """Sales counters: moved once per order paid or refunded, equal to a recount."""
 
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 import pytest
 from django.core.management import call_command
@@ -9,9 +9,20 @@ from django.utils import timezone
 
 from shop.documents import REFUNDED
 from shop.services.orders import order_cancel
-from staff.selectors.counters import counter_problems, counters_rebuild, recount
+from staff.selectors.counters import (
+    counter_problems,
+    counters_rebuild,
+    hour_figures,
+    recount,
+)
 from staff.selectors.dashboard import dashboard
-from staff.services.counters import count_refund, count_sale, counters, hour_bucket
+from staff.services.counters import (
+    BLOCK,
+    bucket_of,
+    count_refund,
+    count_sale,
+    counters,
+)
 from staff.services.trail import sale_counted
 from tests.staff.conftest import pay
 
@@ -21,7 +32,7 @@ def test_paying_counts_the_order_in_its_hour_and_day(mongo_db, product, show):
     goods = pay("anon:ann", sku=product, quantity=2, now=now)
     both = pay("anon:bob", sku=product, session=show, seats=[(0, 0), (0, 1)], now=now)
 
-    hour = mongo_db.sales_counters.find_one({"_id": hour_bucket(now)[0]})
+    hour = hour_figures(now)
     assert hour["orders"] == 2
     assert hour["units"] == 3
     assert hour["tickets"] == 2
@@ -82,8 +93,8 @@ def test_refund_counts_in_the_hour_it_happened(mongo_db, product):
 
     order_cancel(number=order.number, staff=True, now=refund_at)
 
-    paid_hour = mongo_db.sales_counters.find_one({"_id": hour_bucket(paid_at)[0]})
-    refund_hour = mongo_db.sales_counters.find_one({"_id": hour_bucket(refund_at)[0]})
+    paid_hour = hour_figures(paid_at)
+    refund_hour = hour_figures(refund_at)
     assert (paid_hour["orders"], paid_hour.get("refunds", 0)) == (1, 0)
     assert (refund_hour.get("orders", 0), refund_hour["refunds"]) == (0, 1)
     assert counter_problems() == []
@@ -94,7 +105,7 @@ def test_refund_counts_in_the_hour_it_happened(mongo_db, product):
 def test_check_invariants_names_a_bucket_that_drifted(mongo_db, product):
     order = pay("anon:ann", sku=product)
     call_command("check_invariants")  # holds
-    bucket = hour_bucket(order.paid_at)[0]
+    bucket = bucket_of(order.number, order.paid_at)[0]
     mongo_db.sales_counters.update_one({"_id": bucket}, {"$inc": {"revenue": 1}})
 
     with pytest.raises(CommandError, match=bucket):
@@ -135,6 +146,61 @@ def test_a_day_is_the_sum_of_its_hours(mongo_db, product):
     assert orders_per_day.series[0].values[-2:] == [1, 2]
     assert [p["qty"] for p in d.top_products] == [4]
     assert counter_problems() == []
+
+
+def test_a_busy_hour_is_counted_in_buckets_of_a_block_of_orders(mongo_db, product):
+    """Orders of one hour whose numbers fall in two blocks are counted in
+    two buckets, each listing only its own; the dashboard adds them up."""
+    now = timezone.now()
+    first = pay("anon:ann", sku=product, now=now)
+    serial = int(first.number.rpartition("-")[2])
+    # The next number is the first of the next block.
+    skip = BLOCK - serial % BLOCK - 1
+    mongo_db.sequences.update_one({"_id": "order_number"}, {"$inc": {"value": skip}})
+    second = pay("anon:bob", sku=product, quantity=2, now=now)
+
+    buckets = {d["_id"]: d for d in mongo_db.sales_counters.find({"kind": "hour"})}
+    assert set(buckets) == {
+        bucket_of(first.number, now)[0],
+        bucket_of(second.number, now)[0],
+    }
+    assert sorted(d["paid"] for d in buckets.values()) == sorted(
+        [[first.number], [second.number]]
+    )
+    assert hour_figures(now)["orders"] == 2
+    d = dashboard(now=now)
+    assert (d.today.orders, d.today.units) == (2, 3)
+    orders_per_hour = next(c for c in d.charts if c.id == "orders-hour")
+    assert sum(orders_per_hour.series[0].values) == 2
+    assert [p["qty"] for p in d.top_products] == [3]
+    assert counter_problems() == []
+
+
+def test_counters_of_one_document_per_hour_are_converted(mongo_db, product, show):
+    """A database of the version that kept one document per hour: its
+    buckets are recounted into blocks by ``convert_data``, once."""
+    now = timezone.now()
+    pay("anon:ann", sku=product, quantity=2, now=now)
+    refunded = pay("anon:bob", session=show, seats=[(1, 1)], now=now)
+    order_cancel(number=refunded.number, staff=True, now=now)
+    # Rewrite the buckets as the earlier version kept them.
+    hour = hour_figures(now)
+    counters().delete_many({})
+    start = now.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+    counters().insert_one(
+        {"_id": f"h:{start:%Y-%m-%dT%H}", "kind": "hour", "start": start, **hour}
+    )
+    assert counter_problems() != []
+
+    call_command("convert_data", verbosity=0)
+    converted = list(mongo_db.sales_counters.find({}))
+    call_command("convert_data", verbosity=0)  # a current database: nothing
+
+    assert list(mongo_db.sales_counters.find({})) == converted
+    assert all("#" in d["_id"] for d in converted)
+    assert counter_problems() == []
+    d = dashboard(now=now)
+    assert (d.today.orders, d.today.refunds) == (2, 1)
 
 
 def test_rebuild_drops_what_an_earlier_version_kept(mongo_db, product):

@@ -4,15 +4,20 @@ from config.management.base import MongoCommand
 
 # Every conversion of data kept in an earlier version's shape, oldest first.
 # Each is idempotent and finds nothing to do on a current database.
-CONVERSIONS = ("stock_holds_migrate", "convert_sessions", "store_stock_migrate")
+CONVERSIONS = (
+    "stock_holds_migrate",
+    "convert_sessions",
+    "store_stock_migrate",
+    "sales_counters_convert",
+)
 
 
 class Command(MongoCommand):
     help = (
         "Convert data of an earlier version's shape (stock holds, sessions, "
-        "store stock) to this version's. Idempotent; `serve` runs it before "
-        "any worker starts, so an upgraded database is converted with the "
-        "shop stopped."
+        "store stock, sales counters) to this version's. Idempotent; `serve` "
+        "runs it before any worker starts, so an upgraded database is "
+        "converted with the shop stopped."
     )
 
     def handle(self, *args, **options):
