@@ -101,6 +101,14 @@ def _hours_since(start: datetime) -> list[dict]:
     return list(counters().find(query, _FIGURES))
 
 
+def _sum_into(total: dict, doc: dict) -> None:
+    """Add a bucket's figures to ``total`` (a figure a bucket never moved
+    is absent from it)."""
+    for name, value in doc.items():
+        if name in total:
+            total[name] += value
+
+
 def _days(hours: list[dict], now: datetime, count: int) -> list[dict]:
     """The last ``count`` local days, oldest first: each the sum of its hours
     (zeros if none), with ``_id`` ``d:YYYY-MM-DD`` and its hours' ids."""
@@ -112,7 +120,9 @@ def _days(hours: list[dict], now: datetime, count: int) -> list[dict]:
     for k in reversed(range(count)):
         day = today - timedelta(days=k)
         docs = by_day.get(day, [])
-        total = {name: sum(doc.get(name, 0) for doc in docs) for name in FIELDS}
+        total = dict.fromkeys(FIELDS, 0)
+        for doc in docs:
+            _sum_into(total, doc)
         days.append(
             {"_id": f"d:{day:%Y-%m-%d}", "hours": [d["_id"] for d in docs], **total}
         )
@@ -124,9 +134,8 @@ def _hours_today(hours: list[dict], now: datetime) -> list[tuple[datetime, dict]
     midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
     found: dict[datetime, dict] = {}
     for doc in hours:  # an hour's buckets, one per block of order numbers
-        total = found.setdefault(doc["start"], dict.fromkeys(FIELDS, 0))
-        for name in FIELDS:
-            total[name] += doc.get(name, 0)
+        if doc["start"] >= midnight:
+            _sum_into(found.setdefault(doc["start"], dict.fromkeys(FIELDS, 0)), doc)
     today = [midnight + timedelta(hours=h) for h in range(24)]
     return [(h, found.get(hour_start(h), {})) for h in today]
 
