@@ -152,7 +152,8 @@ def test_one_sigterm_to_the_group_stops_once_cleanly_with_the_socket_in_var(
 
 def test_serve_restarts_a_dead_database_and_pages_recover(tmp_path):
     """kill -9 the embedded server under ``serve``: pages say "back in a
-    moment" within a second while it is down, serve restarts it on the same
+    moment" at once while it is down (the embedded URI's short server
+    selection timeout, not the driver's 30 s), serve restarts it on the same
     data and port, and the same pages answer again."""
     port = free_port()
     env = command_env(tmp_path)
@@ -178,11 +179,13 @@ def test_serve_restarts_a_dead_database_and_pages_recover(tmp_path):
             assert time.monotonic() < deadline, "the daemon did not die"
             os.sched_yield()
 
+        # Well inside the 3 s back-off, so the answer is the outage's; a
+        # loaded CI machine once took 1.02 s to render it.
         status, body, took = _timed_get(f"{site}/")
-        assert (status, took < 1.0) == (503, True), (status, took)
+        assert (status, took < 2.0) == (503, True), (status, took)
         assert "Back in a moment" in body
         status, body, took = _timed_get(f"{site}/healthz")
-        assert (status, took < 1.0) == (503, True), (status, took)
+        assert (status, took < 2.0) == (503, True), (status, took)
         assert json.loads(body)["checks"]["mongodb"].startswith("unreachable")
 
         _wait_until_serving(f"{site}/", serve, within=60)

@@ -101,7 +101,7 @@ def swap_states(
     An update, not a find-and-modify: the caller prices its answer from a
     header it read (names, start and prices change only by staff edits).
     Returning the document after would make the server rebuild the whole
-    seat grid for each change, three times the CPU of the update itself
+    seat grid for each change, twice the CPU of the update itself
     (bench/RESULTS.md, "The session's update without its document")."""
     done = _sessions().update_one(
         {"_id": oid, **(extra or {}), "$and": [{_path(s): was} for s, was, _ in moves]},
