@@ -26,15 +26,20 @@ FIELDS = (
 LISTS = ("paid", "refunded_orders")
 
 
+def add_figures(total: dict, doc: dict) -> None:
+    """Add a bucket's figures (and lists, if ``total`` has them) to
+    ``total``; a figure a bucket never moved is absent from it."""
+    for name, value in doc.items():
+        if name in total:
+            total[name] += value
+
+
 def hour_figures(at: datetime) -> dict:
     """The figures of the hour of ``at``: the sum of its buckets (one per
     block of order numbers counted in it), with the numbers they list."""
     total = {**dict.fromkeys(FIELDS, 0), **{listed: [] for listed in LISTS}}
     for doc in counters().find({"kind": "hour", "start": hour_start(at)}):
-        for name in FIELDS:
-            total[name] += doc.get(name, 0)
-        for listed in LISTS:
-            total[listed] += doc.get(listed) or []
+        add_figures(total, doc)
     return total
 
 

@@ -22,7 +22,7 @@ from shop.services.common import lease_time
 from shop.services.orders import CANCEL_GRACE
 from staff.charts import Chart, Series
 from staff.documents import AuditEntry
-from staff.selectors.counters import FIELDS
+from staff.selectors.counters import FIELDS, add_figures
 from staff.services.counters import counters, hour_start
 from staff.services.rollups import day_products
 
@@ -101,14 +101,6 @@ def _hours_since(start: datetime) -> list[dict]:
     return list(counters().find(query, _FIGURES))
 
 
-def _sum_into(total: dict, doc: dict) -> None:
-    """Add a bucket's figures to ``total`` (a figure a bucket never moved
-    is absent from it)."""
-    for name, value in doc.items():
-        if name in total:
-            total[name] += value
-
-
 def _days(hours: list[dict], now: datetime, count: int) -> list[dict]:
     """The last ``count`` local days, oldest first: each the sum of its hours
     (zeros if none), with ``_id`` ``d:YYYY-MM-DD`` and its hours' ids."""
@@ -122,7 +114,7 @@ def _days(hours: list[dict], now: datetime, count: int) -> list[dict]:
         docs = by_day.get(day, [])
         total = dict.fromkeys(FIELDS, 0)
         for doc in docs:
-            _sum_into(total, doc)
+            add_figures(total, doc)
         days.append(
             {"_id": f"d:{day:%Y-%m-%d}", "hours": [d["_id"] for d in docs], **total}
         )
@@ -135,7 +127,7 @@ def _hours_today(hours: list[dict], now: datetime) -> list[tuple[datetime, dict]
     found: dict[datetime, dict] = {}
     for doc in hours:  # an hour's buckets, one per block of order numbers
         if doc["start"] >= midnight:
-            _sum_into(found.setdefault(doc["start"], dict.fromkeys(FIELDS, 0)), doc)
+            add_figures(found.setdefault(doc["start"], dict.fromkeys(FIELDS, 0)), doc)
     today = [midnight + timedelta(hours=h) for h in range(24)]
     return [(h, found.get(hour_start(h), {})) for h in today]
 

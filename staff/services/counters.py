@@ -21,7 +21,6 @@ bucket, a busy one a bucket per ``BLOCK`` orders; a day is the sum of its
 buckets, added up when read (``staff.selectors.dashboard``).
 """
 
-import zlib
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -51,10 +50,9 @@ def hour_start(at: datetime) -> datetime:
 
 
 def _serial(number: str) -> int:
-    """The running number in an order number (MQ-100042 -> 100042); any
-    other form (none is made today) gets a stable one from its text."""
-    digits = number.rpartition("-")[2]
-    return int(digits) if digits.isdigit() else zlib.crc32(number.encode())
+    """The running number in an order number (MQ-100042 -> 100042): the
+    one form ``shop.services.checkout`` makes."""
+    return int(number.rpartition("-")[2])
 
 
 def bucket_of(number: str, at: datetime) -> tuple[str, datetime]:
