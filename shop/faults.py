@@ -37,7 +37,6 @@ POINTS = register(
         "cancel.after_flip",
         "cancel.after_refund",
         "cancel.after_return",
-        "new_cart.after_insert",
         "new_cart.after_claim",
         "release.after_cart",
     )

@@ -211,11 +211,11 @@ LEVEL = Level(
     connect=connect,
     # bench/README.md, "Round-trip budgets", lists each action's commands.
     budgets={
-        "first_add": 11,
+        "first_add": 10,
         "add_to_cart": 8,
         "change_quantity": 6,
         "view_seats": 2,
-        "hold_seats": 9,
+        "hold_seats": 8,
         "checkout": 19,
     },
     workloads={

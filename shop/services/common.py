@@ -36,6 +36,27 @@ def touch(now: datetime) -> dict:
     return {"modified_at": now, "expires_at": now + hold_time()}
 
 
+def cart_document(
+    owner: str, cart_id: str, now: datetime, lines: dict | None = None
+) -> tuple[Cart, dict]:
+    """A new live cart of the owner (findable by ``live_owner``), with
+    ``lines`` (a kind's field and its raw lines) if given: the ``Cart`` and
+    the document to insert. Only the owner's claim makes it live
+    (shop.services.owners), so only its claimant inserts it."""
+    cart = Cart(
+        cart_id=cart_id,
+        owner=owner,
+        live_owner=owner,
+        state=ACTIVE,
+        items=[],
+        created_at=now,
+        **touch(now),
+    )
+    son = cart.to_mongo().to_dict()
+    son.update(lines or {})
+    return cart, son
+
+
 def update_then_read(cart_id: str, guard: dict, update: dict) -> dict | None:
     """Apply ``update`` to the active cart if ``guard`` holds, and return the
     cart as it is after (None when the guard matched nothing).

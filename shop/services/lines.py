@@ -22,10 +22,11 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TypeVar
 
+from pymongo.errors import DuplicateKeyError
+
 from config.errors import DomainError
 from shop import faults
 from shop.cart_state import (
-    ACTIVE,
     PENDING,
     is_live,
     live_filter,
@@ -35,7 +36,7 @@ from shop.cart_state import (
 from shop.documents import Cart
 from shop.errors import CartChanged, CartNotFound, CartPending
 from shop.services import owners
-from shop.services.common import carts, load_cart, touch
+from shop.services.common import cart_document, carts, load_cart
 from shop.services.expiry import cart_expire
 
 # Read-then-write loops on the cart retry this often when another request of
@@ -99,33 +100,23 @@ def new_cart(
     """A new live cart for the owner, born with ``lines`` (a kind's field and
     its raw lines) if given; None when the owner has a live cart already.
 
-    Inserted unclaimed, then claimed (shop.services.owners: the claim is
-    what allows one live cart per owner), then findable by ``live_owner``.
-    A cart that loses the claim never was: only this call knew its id, so
-    it is deleted, and the caller gives back whatever it took for it.
+    Claimed first (shop.services.owners: the claim is what allows one live
+    cart per owner), then inserted with its ``live_owner``: two writes. A
+    claim lost leaves nothing behind, and the caller gives back whatever it
+    took for the cart. Should another request of the owner meet the claim
+    before the insert, it makes the claimed cart itself (``owners.claim``),
+    this insert finds it there, and the caller uses that cart instead.
     """
     if not isinstance(owner, str) or not owner:
         raise CartNotFound()
-    cart = Cart(
-        cart_id=cart_id or uuid.uuid4().hex,
-        owner=owner,
-        state=ACTIVE,
-        items=[],
-        created_at=now,
-        **touch(now),
-    )
-    son = cart.to_mongo().to_dict()
-    son.update(lines or {})
-    carts().insert_one(son)
-    faults.point("new_cart.after_insert")
+    cart, son = cart_document(owner, cart_id or uuid.uuid4().hex, now, lines)
     if not owners.claim(owner=owner, cart_id=cart.cart_id, now=now):
-        carts().delete_one({"_id": cart.cart_id, "state": ACTIVE})
         return None
     faults.point("new_cart.after_claim")
-    carts().update_one(
-        {"_id": cart.cart_id, "state": ACTIVE}, {"$set": {"live_owner": owner}}
-    )
-    cart.live_owner = owner
+    try:
+        carts().insert_one(son)
+    except DuplicateKeyError:
+        return None  # made empty by another request meanwhile: the owner's cart
     return cart
 
 

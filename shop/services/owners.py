@@ -16,12 +16,15 @@ so an owner whose cart had ended could never have another one
 server.
 
 Write order, and what each crash leaves:
-* A new cart is inserted unclaimed (no ``live_owner``: no lookup finds it),
-  then claimed, then given its ``live_owner``. A crash after the insert
-  leaves an unclaimed cart nobody uses; it expires with its hold and gives
-  back anything it held. A crash after the claim leaves a claimed cart
-  without its lookup field: the next ``claim`` for the owner finds it live
-  and sets the field.
+* A new cart is claimed, then inserted with its ``live_owner`` (two
+  writes). A crash after the claim leaves a claim on a cart that does not
+  exist: the owner's next ``claim`` makes that cart (empty, live) and the
+  owner carries on with it. A request that meets a claim whose cart is not
+  there yet does the same, so a claimant is never waited for: its own
+  insert then finds the cart made and uses it (``lines.new_cart``). A
+  claim older than a hold whose cart is gone (its cart was purged after a
+  crash kept the claim) is stale: it is deleted, never made into a cart
+  again (its id may be an old order's).
 * An ending cart leaves its holding state (and ``live_owner``) first, then
   its claim is deleted. A crash in between leaves a claim on a cart that no
   longer holds anything: the next ``claim`` for the owner deletes it.
@@ -33,7 +36,7 @@ from pymongo.errors import DuplicateKeyError
 
 from shop.cart_state import HOLDING_STATES
 from shop.documents import CartOwner
-from shop.services.common import carts
+from shop.services.common import cart_document, carts, hold_time
 
 
 def claims():
@@ -44,7 +47,9 @@ def claim(*, owner: str, cart_id: str, now: datetime) -> bool:
     """Make ``cart_id`` the owner's live cart; False when the owner has one.
 
     A claim on a cart that has ended, or is not the owner's (both left by a
-    crash), is stale: it is deleted and the claim tried once more.
+    crash), is stale: it is deleted and the claim tried once more. A claim
+    whose cart is not there yet (its claimant is inserting it, or stopped
+    before) gets that cart made here: the owner has one (False).
     """
     for _ in range(2):
         try:
@@ -58,9 +63,13 @@ def claim(*, owner: str, cart_id: str, now: datetime) -> bool:
         cart = carts().find_one(
             {"_id": held["cart_id"]}, {"state": 1, "owner": 1, "live_owner": 1}
         )
+        if cart is None and now - held["at"] < hold_time():
+            _make_claimed(owner, held["cart_id"], now)
+            return False
         if live(cart, owner):
             if cart.get("live_owner") != owner:
-                # Claimed, but its lookup field was never set (a crash).
+                # Claimed by an older release, which set this field after
+                # the insert; a crash in between left it unset.
                 carts().update_one(
                     {"_id": held["cart_id"], "state": {"$in": list(HOLDING_STATES)}},
                     {"$set": {"live_owner": owner}},
@@ -68,6 +77,14 @@ def claim(*, owner: str, cart_id: str, now: datetime) -> bool:
             return False
         claims().delete_one({"_id": owner, "cart_id": held["cart_id"]})
     return False
+
+
+def _make_claimed(owner: str, cart_id: str, now: datetime) -> None:
+    """The claimed cart, empty, unless its claimant inserted it first."""
+    try:
+        carts().insert_one(cart_document(owner, cart_id, now)[1])
+    except DuplicateKeyError:
+        pass
 
 
 def live(cart: dict | None, owner: str) -> bool:

@@ -109,8 +109,7 @@ def crash_at(point, show):
 # point: (seats sold in the end, the order's state in the end or None)
 CRASHES = {
     "tickets.after_hold": (0, None),  # seats held, no cart yet
-    "new_cart.after_insert": (0, None),  # a cart, not yet claimed
-    "new_cart.after_claim": (0, None),  # claimed, not yet findable
+    "new_cart.after_claim": (0, None),  # claimed, the cart not yet made
     "checkout.after_pending": (0, None),  # the cart locked for checkout
     "checkout.after_order": (0, "canceled"),  # the order waits for payment
     "checkout.after_charge": (2, "paid"),  # the counter took the money

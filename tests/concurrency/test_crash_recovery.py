@@ -111,11 +111,6 @@ SCENARIOS = {
     "checkout.after_paid": (setup_cart, _checkout, 3),
     "checkout.after_commit": (setup_cart, _checkout, 3),
     # The owner's claim (shop.services.owners): a first cart, then its end.
-    "new_cart.after_insert": (
-        lambda: None,
-        lambda _: cart_add_item(owner=ALICE, sku="SHOE", quantity=3, now=T0),
-        0,
-    ),
     "new_cart.after_claim": (
         lambda: None,
         lambda _: cart_add_item(owner=ALICE, sku="SHOE", quantity=3, now=T0),
@@ -192,7 +187,7 @@ def test_an_unknown_fault_point_cannot_be_armed():
 
 
 @pytest.mark.parametrize(
-    "point", ["new_cart.after_insert", "new_cart.after_claim", "release.after_cart"]
+    "point", ["new_cart.after_claim", "release.after_cart"]
 )
 def test_after_a_crash_in_the_owners_claim_the_owner_gets_exactly_one_live_cart(
     point, mongo_uri, mongo_db

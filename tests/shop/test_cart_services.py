@@ -14,6 +14,7 @@ from catalog.errors import (
 )
 from catalog.selectors.stock import stock_hold
 from catalog.services.stock import stock_reserve
+from shop import faults
 from shop.documents import ACTIVE, CANCELED, EXPIRED
 from shop.errors import (
     CartExpired,
@@ -224,6 +225,60 @@ def test_a_shopper_returning_after_the_hold_gets_a_new_cart(
     assert new.cart_id != old.cart_id
     assert cart_doc(mongo_db, old.cart_id)["state"] == EXPIRED
     assert stock(mongo_db, product) == 99
+
+
+def test_a_claim_whose_cart_was_never_made_gets_that_cart(mongo_db, product, now):
+    """A claimant that stopped between its claim and its insert (or has not
+    inserted yet): the owner's next request makes the claimed cart and
+    carries on with it, never locked out, never with two carts."""
+    mongo_db.cart_owners.insert_one({"_id": ALICE, "cart_id": "claimed", "at": now})
+
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=2, now=now)
+
+    assert cart.cart_id == "claimed"
+    assert lines(mongo_db, "claimed") == {product: 2}
+    assert mongo_db.carts.count_documents({"live_owner": ALICE}) == 1
+    assert invariant_problems() == []
+
+
+def test_a_claim_older_than_a_hold_whose_cart_is_gone_is_dropped(
+    mongo_db, product, now, later
+):
+    """Its cart was purged (a crash had kept the claim): the id is never
+    used again, it may be an old order's."""
+    mongo_db.cart_owners.insert_one({"_id": ALICE, "cart_id": "purged", "at": now})
+
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=1, now=later)
+
+    assert cart.cart_id != "purged"
+    assert mongo_db.carts.count_documents({"_id": "purged"}) == 0
+    claim = mongo_db.cart_owners.find_one({"_id": ALICE})
+    assert claim["cart_id"] == cart.cart_id
+
+
+def test_a_claimant_whose_cart_another_request_made_uses_that_cart(
+    mongo_db, product, now, monkeypatch
+):
+    """Two first adds of one shopper: the second meets the first's claim
+    before its insert and makes the cart; the first's insert then finds it
+    there and its line goes onto it. One cart with both lines."""
+    other = make_product(sku="HAT-1")
+    point = faults.point
+
+    def second_request_meanwhile(name):
+        if name == "new_cart.after_claim":
+            monkeypatch.setattr(faults, "point", point)
+            cart_add_item(owner=ALICE, sku=other, quantity=1, now=now)
+        point(name)
+
+    monkeypatch.setattr(faults, "point", second_request_meanwhile)
+
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=2, now=now)
+
+    assert lines(mongo_db, cart.cart_id) == {product: 2, other: 1}
+    assert mongo_db.carts.count_documents({"owner": ALICE}) == 1
+    assert mongo_db.cart_owners.find_one({"_id": ALICE})["cart_id"] == cart.cart_id
+    assert invariant_problems() == []
 
 
 def test_changing_a_stale_cart_is_refused_as_expired(mongo_db, product, now, later):

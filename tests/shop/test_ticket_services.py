@@ -116,6 +116,35 @@ def test_more_seats_of_the_same_session_join_its_one_line_in_seat_order(
     assert_clean()
 
 
+def test_a_first_hold_whose_cart_another_request_made_lands_on_that_cart(
+    mongo_db, show, now, monkeypatch
+):
+    """Two first holds of one shopper: the second meets the first's claim
+    before its insert and makes the cart; the first's seats, held for the
+    same cart id, end listed on it. One cart, every seat held and listed."""
+    point = faults.point
+
+    def second_request_meanwhile(name):
+        if name == "new_cart.after_claim":
+            monkeypatch.setattr(faults, "point", point)
+            cart_hold_seats(owner=ALICE, session_id=show, seats=((2, 0),), now=now)
+        point(name)
+
+    monkeypatch.setattr(faults, "point", second_request_meanwhile)
+
+    cart_hold_seats(owner=ALICE, session_id=show, seats=((0, 0), (0, 1)), now=now)
+
+    assert mongo_db.carts.count_documents({"owner": ALICE}) == 1
+    assert listed(mongo_db, ALICE, show) == [(0, 0), (0, 1), (2, 0)]
+    cart_id = cart_of(mongo_db, ALICE)["_id"]
+    assert held_by(mongo_db, show) == {
+        (0, 0): cart_id,
+        (0, 1): cart_id,
+        (2, 0): cart_id,
+    }
+    assert_clean()
+
+
 def test_tickets_and_goods_share_one_cart_and_one_total(mongo_db, show, product, now):
     cart_add_item(owner=ALICE, sku=product, quantity=1, now=now)
     cart_hold_seats(owner=ALICE, session_id=show, seats=((0, 0), (2, 2)), now=now)
