@@ -24,6 +24,7 @@ Reads of the seat map go through pymongo (``booking.selectors``).
 
 import mongoengine as me
 
+from config.decimals import MoneyField
 from config.documents import Document
 
 # The state of one cell of ``Session.seats`` (a hold's tag otherwise). A gap
@@ -122,7 +123,7 @@ class Session(Document):
     description = me.StringField(default="")
     start = me.DateTimeField(required=True)
     end = me.DateTimeField(required=True)
-    prices = me.MapField(me.Decimal128Field(min_value=0))  # zone code
+    prices = me.MapField(MoneyField(min_value=0))  # zone code
     seats = me.ListField(me.ListField(me.IntField()))
     seats_available = me.IntField(db_field="seatsAvailable", min_value=0)
     held = me.IntField(default=0, min_value=0)

@@ -52,6 +52,7 @@ from booking.values import (
     ZoneLegend,
     seat_label,
 )
+from config.decimals import decimal_of
 
 
 def _sessions():
@@ -120,7 +121,7 @@ def seat_map(*, session_id: str, cart_id: str | None = None) -> SeatMap:
     if doc is None:
         raise SessionNotFound()
     h = hall(doc["layout_id"])
-    prices = {code: p.to_decimal() for code, p in doc["prices"].items()}
+    prices = {code: decimal_of(p) for code, p in doc["prices"].items()}
     mine: dict[Seat, datetime] = {}
     if cart is not None:
         mine = _cart_seats(_holds().find_one({"_id": f"{oid}|{cart}"}), doc["seats"])
@@ -279,7 +280,7 @@ def theaters_list() -> list[TheaterChoice]:
 
 def _performance(doc: dict) -> Performance:
     """One performance of What's on: its seats left and cheapest price."""
-    prices = [p.to_decimal() for p in doc.get("prices", {}).values()]
+    prices = [decimal_of(p) for p in doc.get("prices", {}).values()]
     return Performance(
         session_id=str(doc["_id"]),
         start=doc["start"],
@@ -316,7 +317,7 @@ _HOLD_FIELDS = dict.fromkeys(
 
 def _hold_of(doc: dict, cart: str, held: Mapping[Seat, datetime]) -> SeatHold:
     h = hall(doc["layout_id"])
-    prices = {code: p.to_decimal() for code, p in doc["prices"].items()}
+    prices = {code: decimal_of(p) for code, p in doc["prices"].items()}
     return SeatHold(
         session_id=str(doc["_id"]),
         cart_id=cart,
@@ -444,7 +445,7 @@ def session_sale(
         theater=doc["theater_name"],
         start=doc["start"],
         is_open=doc["start"] > (now or timezone.now()),
-        prices={code: p.to_decimal() for code, p in doc["prices"].items()},
+        prices={code: decimal_of(p) for code, p in doc["prices"].items()},
         zone_names=hall(doc["layout_id"]).zone_names,
         seats=doc.get("seats"),
     )

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 
+from config.decimals import decimal_of
+
 # A seat's position in a session's grid: (row index, column index), from 0.
 Seat = tuple[int, int]
 
@@ -69,7 +71,7 @@ class HeldSeat:
             label=entry["label"],
             zone=entry["zone"],
             zone_name=zone_names.get(entry["zone"], entry["zone"]),
-            price=entry["price"].to_decimal(),
+            price=decimal_of(entry["price"]),
             at=entry["at"],
         )
 

@@ -9,6 +9,7 @@ one ``$in`` on ``_id``.
 
 import mongoengine as me
 
+from config.decimals import MoneyField
 from config.documents import Document
 
 # The scope of a price that applies when no store is chosen (the web shop),
@@ -69,7 +70,7 @@ class Price(Document):
     """
 
     price_id = me.StringField(primary_key=True)
-    amount = me.Decimal128Field(required=True, min_value=0, precision=2)
+    amount = MoneyField(required=True, min_value=0, precision=2)
 
     meta = {"collection": "prices"}
 
@@ -315,7 +316,7 @@ class Summary(Document):
     rating = me.FloatField()
     created_at = me.DateTimeField()
     # The online price (lowest across variants), shown on the card.
-    price = me.Decimal128Field(precision=2)
+    price = MoneyField(precision=2)
     # The same amount in integer cents: exact, and the sort and range key
     # (a Decimal128 sort is far slower than an integer one on some servers).
     price_cents = me.IntField()

@@ -6,6 +6,7 @@ documents carry no logic.
 
 import mongoengine as me
 
+from config.decimals import MoneyField
 from config.documents import Document
 
 # Cart states and their moves: shop/cart_state.py (re-exported here for the
@@ -52,7 +53,7 @@ class CartLine(me.EmbeddedDocument):
     name = me.StringField(required=True)
     quantity = me.IntField(required=True, min_value=1)
     # The price when the line was added; checkout re-prices from the catalog.
-    unit_price = me.Decimal128Field(required=True, min_value=0, precision=2)
+    unit_price = MoneyField(required=True, min_value=0, precision=2)
     added_at = me.DateTimeField()
 
 
@@ -65,7 +66,7 @@ class TicketSeat(me.EmbeddedDocument):
     label = me.StringField(required=True)  # "Row F, seat 12"
     zone = me.StringField(required=True)
     zone_name = me.StringField(required=True)
-    price = me.Decimal128Field(required=True, min_value=0, precision=2)
+    price = MoneyField(required=True, min_value=0, precision=2)
 
 
 class TicketLine(me.EmbeddedDocument):
@@ -180,8 +181,8 @@ class OrderLine(me.EmbeddedDocument):
     key = me.StringField(required=True)
     name = me.StringField(required=True)
     quantity = me.IntField(required=True, min_value=1)
-    unit_price = me.Decimal128Field(required=True, min_value=0, precision=2)
-    line_total = me.Decimal128Field(required=True, min_value=0, precision=2)
+    unit_price = MoneyField(required=True, min_value=0, precision=2)
+    line_total = MoneyField(required=True, min_value=0, precision=2)
     # An unguessable code shown at the door (ticket lines); also listed in
     # ``Order.codes``, whose unique index makes it unique across orders.
     code = me.StringField()
@@ -225,8 +226,8 @@ class Order(Document):
     # The lines' codes (tickets), absent when there are none: an empty list
     # would collide in the unique index like a missing value.
     codes = me.ListField(me.StringField(), default=None)
-    subtotal = me.Decimal128Field(required=True, min_value=0, precision=2)
-    total = me.Decimal128Field(required=True, min_value=0, precision=2)
+    subtotal = MoneyField(required=True, min_value=0, precision=2)
+    total = MoneyField(required=True, min_value=0, precision=2)
     currency = me.StringField(required=True, default="GBP")
     payment_attempts = me.IntField(default=0)
     attempts = me.EmbeddedDocumentListField(PaymentAttempt)
@@ -278,7 +279,7 @@ class GatewayCharge(Document):
     """
 
     reference = me.StringField(primary_key=True)
-    amount = me.Decimal128Field(required=True, precision=2)
+    amount = MoneyField(required=True, precision=2)
     currency = me.StringField(required=True)
     outcome = me.StringField(required=True)  # paid, declined
     card = me.StringField(default="")
@@ -296,7 +297,7 @@ class GatewayRefund(Document):
 
     reference = me.StringField(primary_key=True)
     charge_reference = me.StringField(required=True)
-    amount = me.Decimal128Field(required=True, precision=2)
+    amount = MoneyField(required=True, precision=2)
     currency = me.StringField(required=True)
     at = me.DateTimeField(required=True)
 
@@ -311,7 +312,7 @@ class CounterPayment(Document):
 
     reference = me.StringField(primary_key=True)
     kind = me.StringField(required=True)  # charge, refund
-    amount = me.Decimal128Field(required=True, precision=2)
+    amount = MoneyField(required=True, precision=2)
     currency = me.StringField(required=True)
     by = me.StringField(default="")
     charge_reference = me.StringField()

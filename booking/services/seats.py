@@ -59,6 +59,7 @@ from booking.halls import Hall, hall, hall_of_session
 from booking.seating import best_block, cell_at, check_on_map, label_of
 from booking.services import holds
 from booking.values import Seat, SeatHold
+from config.decimals import decimal_of
 
 CENT = Decimal("0.01")
 
@@ -131,7 +132,7 @@ def _result(
     entries = []
     for seat, at in sorted(seats):
         cell = cell_at(h.layout, seat)
-        price = doc["prices"][cell["zone"]].to_decimal().quantize(CENT)
+        price = decimal_of(doc["prices"][cell["zone"]]).quantize(CENT)
         entries.append(
             {
                 "seat": list(seat),

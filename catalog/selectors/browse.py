@@ -46,6 +46,7 @@ from decimal import Decimal
 from catalog import facets, scopes
 from catalog.documents import BrowseScope, Summary
 from catalog.selectors import browse_index
+from config.decimals import decimal_of
 
 SORTS = {
     "relevance": "Best match",
@@ -546,7 +547,7 @@ def _card(doc: dict) -> Card:
         item_id=doc["_id"],
         title=doc["title"],
         brand=doc.get("brand"),
-        price=doc["price"].to_decimal(),
+        price=decimal_of(doc["price"]),
         rating=doc.get("rating") or 0.0,
         category=doc["category"],
         department=doc["department"],

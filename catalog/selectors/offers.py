@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from catalog.documents import ONLINE, Inventory, Item, Price, Variant
+from config.decimals import decimal_of
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ def item_offers(*, item_ids: list[str]) -> list[ItemOffer]:
     }
     ids = [f"{s}_{ONLINE}" for s in skus] + [f"{i}_{ONLINE}" for i in items]
     prices = {
-        p["_id"]: p["amount"].to_decimal()
+        p["_id"]: decimal_of(p["amount"])
         for p in Price.coll().find({"_id": {"$in": ids}})
     }
     chosen: dict[str, ItemOffer] = {}

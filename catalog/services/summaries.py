@@ -16,6 +16,7 @@ from pymongo.errors import DuplicateKeyError
 from catalog import facets, scopes
 from catalog.documents import ONLINE, Item, Price, Summary, Variant
 from catalog.services.scopes import scopes_apply
+from config.decimals import decimal_of
 
 
 def online_price_ids(item_id: str, skus: Iterable[str]) -> list[str]:
@@ -136,7 +137,7 @@ def summary_rebuild(*, item_id: str) -> dict | None:
     variants = list(Variant.coll().find({"item_id": item_id}).sort("_id"))
     ids = online_price_ids(item_id, (v["_id"] for v in variants))
     prices = {
-        p["_id"]: p["amount"].to_decimal()
+        p["_id"]: decimal_of(p["amount"])
         for p in Price.coll().find({"_id": {"$in": ids}})
     }
     summary = summary_of(item=item, variants=variants, prices=prices)

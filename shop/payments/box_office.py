@@ -14,6 +14,7 @@ from bson.decimal128 import Decimal128
 from django.utils import timezone
 from pymongo.errors import DuplicateKeyError
 
+from config.decimals import decimal_of
 from shop.documents import CounterPayment
 from shop.payments import (
     BOX_OFFICE,
@@ -72,7 +73,7 @@ class BoxOffice(PaymentProvider):
         )
         if charge is None:
             raise PaymentError("There is no counter payment to refund.")
-        if amount > charge["amount"].to_decimal() or currency != charge["currency"]:
+        if amount > decimal_of(charge["amount"]) or currency != charge["currency"]:
             raise PaymentError("A refund cannot exceed what was paid.")
         record = _record(
             {
@@ -88,7 +89,7 @@ class BoxOffice(PaymentProvider):
             provider=self.name,
             reference=record["_id"],
             charge_reference=record["charge_reference"],
-            amount=record["amount"].to_decimal(),
+            amount=decimal_of(record["amount"]),
         )
 
     def _charge(self, record: dict) -> Charge:

@@ -16,6 +16,7 @@ from bson.decimal128 import Decimal128
 from django.utils import timezone
 from pymongo.errors import DuplicateKeyError
 
+from config.decimals import decimal_of
 from shop.documents import GatewayCharge, GatewayRefund
 from shop.payments import (
     Card,
@@ -86,7 +87,7 @@ class TestGateway(PaymentProvider):
         charge = GatewayCharge.coll().find_one({"_id": charge_reference})
         if charge is None or charge["outcome"] != "paid":
             raise PaymentError("There is no paid charge to refund.")
-        if amount > charge["amount"].to_decimal() or currency != charge["currency"]:
+        if amount > decimal_of(charge["amount"]) or currency != charge["currency"]:
             raise PaymentError("A refund cannot exceed what was charged.")
         record = {
             "_id": reference,
@@ -104,7 +105,7 @@ class TestGateway(PaymentProvider):
             provider=self.name,
             reference=record["_id"],
             charge_reference=record["charge_reference"],
-            amount=record["amount"].to_decimal(),
+            amount=decimal_of(record["amount"]),
         )
 
     def _charge(self, record: dict) -> Charge:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
+from config.decimals import decimal_of
 from shop.documents import PAID, Order
 
 TICKET = "ticket"
@@ -66,7 +67,7 @@ def ticket_figures(*, session_ids: Iterable[str]) -> dict[str, TicketFigures]:
         figures = counts[line["key"]]
         figures[0] += 1
         figures[1] += 1 if line.get("admitted_at") else 0
-        figures[2] += line["line_total"].to_decimal()
+        figures[2] += decimal_of(line["line_total"])
     return {s: TicketFigures(*figures) for s, figures in counts.items()}
 
 

@@ -40,6 +40,7 @@ from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
 from config import compat
+from config.decimals import decimal_of
 from config.errors import DomainError
 from shop import events, faults
 from shop.cart_state import (
@@ -303,7 +304,7 @@ def _order_lines(cart) -> tuple[list[dict], Decimal]:
     lines: list[dict] = []
     for kind, line in lines_of(cart):
         lines.extend(kind.order_lines(line=line))
-    subtotal = sum((line["line_total"].to_decimal() for line in lines), Decimal(0))
+    subtotal = sum((decimal_of(line["line_total"]) for line in lines), Decimal(0))
     return lines, _money(subtotal)
 
 
@@ -627,7 +628,7 @@ def _charge(order: dict, reference: str, card, now: datetime, run) -> Charge:
     try:
         return provider(card.method).charge(
             reference=reference,
-            amount=order["total"].to_decimal(),
+            amount=decimal_of(order["total"]),
             currency=order["currency"],
             card=card,
             description=f"Marquee order {order['number']}",

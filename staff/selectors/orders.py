@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from bson import ObjectId
 from django.utils import timezone
 
+from config.decimals import decimal_of
 from shop.documents import PAID, PENDING_PAYMENT, Order
 from shop.payments import BOX_OFFICE
 from staff.documents import AuditEntry
@@ -144,7 +145,7 @@ def _describe(raw: dict) -> None:
     kinds = {line["kind"] for line in raw.get("lines") or []}
     raw["has_tickets"] = "ticket" in kinds
     raw["has_goods"] = bool(kinds - {"ticket"})
-    raw["total"] = raw["total"].to_decimal()
+    raw["total"] = decimal_of(raw["total"])
 
 
 def _newest(base, *, since, upper, wanted, windowed, now) -> list[dict]:

@@ -26,6 +26,7 @@ from decimal import Decimal
 
 from pymongo.errors import DuplicateKeyError
 
+from config.decimals import decimal_of
 from staff.documents import SalesCounter
 
 
@@ -34,9 +35,7 @@ def counters():
 
 
 def pence(value) -> int:
-    if hasattr(value, "to_decimal"):
-        value = value.to_decimal()
-    return int((Decimal(value) * 100).to_integral_value())
+    return int((Decimal(decimal_of(value)) * 100).to_integral_value())
 
 
 # Orders per bucket: small enough that a count stays cheap, large enough

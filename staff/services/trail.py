@@ -10,6 +10,7 @@ which covers a retry after a crash between the two writes).
 
 from datetime import datetime
 
+from config.decimals import decimal_of
 from shop.documents import Order
 from staff.services.audit import audit_record
 from staff.services.counters import count_refund, count_sale
@@ -39,7 +40,7 @@ def order_moved(order: dict, *, before: str | None, after: str, at: datetime) ->
         before=before,
         after=after,
         at=at,
-        details={"total": str(order["total"])} if after == PAID else None,
+        details={"total": str(decimal_of(order["total"]))} if after == PAID else None,
     )
 
 
