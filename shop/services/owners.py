@@ -68,8 +68,8 @@ def claim(*, owner: str, cart_id: str, now: datetime) -> bool:
             return False
         if live(cart, owner):
             if cart.get("live_owner") != owner:
-                # Claimed by an older release, which set this field after
-                # the insert; a crash in between left it unset.
+                # A cart made before carts were born with this field (it was
+                # set after the claim): a crash in between left it unset.
                 carts().update_one(
                     {"_id": held["cart_id"], "state": {"$in": list(HOLDING_STATES)}},
                     {"$set": {"live_owner": owner}},
