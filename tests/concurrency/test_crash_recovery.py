@@ -186,9 +186,7 @@ def test_an_unknown_fault_point_cannot_be_armed():
         faults.arm("checkout.after_lunch")
 
 
-@pytest.mark.parametrize(
-    "point", ["new_cart.after_claim", "release.after_cart"]
-)
+@pytest.mark.parametrize("point", ["new_cart.after_claim", "release.after_cart"])
 def test_after_a_crash_in_the_owners_claim_the_owner_gets_exactly_one_live_cart(
     point, mongo_uri, mongo_db
 ):
