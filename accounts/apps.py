@@ -17,4 +17,7 @@ class AccountsConfig(AppConfig):
         events.order_moved.connect(
             receivers.order_moved, dispatch_uid="accounts.order_emails"
         )
+        events.order_paid_again.connect(
+            receivers.order_paid_again, dispatch_uid="accounts.order_email_again"
+        )
         user_logged_out.connect(receivers.logged_out, dispatch_uid="accounts.bye")

@@ -24,6 +24,17 @@ def order_moved(sender, order, before, after, at, **kwargs) -> None:
         log.exception("order %s: could not queue its %s email", order["number"], kind)
 
 
+def order_paid_again(sender, order_id, **kwargs) -> None:
+    """A paid order met again by a checkout finished after a crash: queue
+    its confirmation, in case the first run stopped before it did (the task
+    sends an order's email once, so a confirmation already sent is not sent
+    again). Never raises, as ``order_moved``."""
+    try:
+        queue("send_order_email", str(order_id), EMAIL_ON[PAID])
+    except Exception:
+        log.exception("order %s: could not queue its paid email", order_id)
+
+
 def logged_out(sender, request, user, **kwargs) -> None:
     """Logging out lands on the home page, saying so (the session is gone;
     messages live in their own signed cookie)."""

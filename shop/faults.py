@@ -27,6 +27,7 @@ POINTS = register(
         "checkout.after_pending",
         "checkout.after_order",
         "checkout.after_charge",
+        "checkout.after_paid_write",
         "checkout.after_paid",
         "checkout.after_commit",
         "tickets.after_hold",

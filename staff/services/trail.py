@@ -11,13 +11,12 @@ which covers a retry after a crash between the two writes).
 from datetime import datetime
 
 from config.decimals import decimal_of
-from shop.documents import Order
+from shop.documents import PAID, PENDING_PAYMENT, REFUNDED, REFUNDING, Order
+from staff.documents import AuditEntry
 from staff.services.audit import audit_record
 from staff.services.counters import count_refund, count_sale
 
-PAID = "paid"
-REFUNDING = "refunding"
-REFUNDED = "refunded"
+PAID_ACTION = f"order {PAID}"
 
 
 def order_moved(order: dict, *, before: str | None, after: str, at: datetime) -> None:
@@ -40,8 +39,31 @@ def order_moved(order: dict, *, before: str | None, after: str, at: datetime) ->
         before=before,
         after=after,
         at=at,
-        details={"total": str(decimal_of(order["total"]))} if after == PAID else None,
+        details=_paid_details(order) if after == PAID else None,
     )
+
+
+def _paid_details(order: dict) -> dict:
+    return {"total": str(decimal_of(order["total"]))}
+
+
+def _paid_entry(order: dict) -> None:
+    """The trail's "order paid" entry of a paid order, written now if the
+    run that paid it stopped before it did (a recovery, so one read)."""
+    entry = AuditEntry.coll().find_one(
+        {"object_kind": "order", "object_id": order["number"], "action": PAID_ACTION},
+        {"_id": 1},
+    )
+    if entry is None:
+        audit_record(
+            action=PAID_ACTION,
+            object_kind="order",
+            object_id=order["number"],
+            before=PENDING_PAYMENT,
+            after=PAID,
+            at=order["paid_at"],
+            details=_paid_details(order),
+        )
 
 
 def order_of_cart_moved(cart_id: str, *, before: str, after: str, at: datetime) -> None:
@@ -52,10 +74,12 @@ def order_of_cart_moved(cart_id: str, *, before: str, after: str, at: datetime) 
 
 def sale_counted(order_pk) -> None:
     """A paid order met again (a checkout finished by the reconciler): make
-    sure it is counted, in case the process stopped between the two writes."""
+    sure it is counted and on the trail, in case the process stopped after
+    the order was marked paid and before either was written."""
     raw = Order.coll().find_one({"_id": order_pk})
     if raw is not None and raw.get("paid_at"):
         count_sale(raw)
+        _paid_entry(raw)
         if raw.get("canceled_at") and raw["state"] in (REFUNDING, REFUNDED):
             count_refund(raw)
 

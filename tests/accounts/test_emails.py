@@ -182,3 +182,38 @@ def test_the_tickets_files_need_the_link_or_the_owner(client, mongo_db, show):
     assert stranger.get(f"/orders/{number}/tickets.pdf").status_code == 302  # log in
     assert stranger.get(f"{link}{'0' * 24}.ics").status_code == 404
     assert stranger.get(f"{link}tickets.pdf").status_code == 200
+
+
+def test_a_checkout_finished_after_a_crash_sends_the_confirmation_once(
+    mongo_uri, mongo_db, mail_dir
+):
+    """The process stopped right after the order was marked paid, before
+    anything heard of it: the reconciler finishes the checkout, and the
+    shopper still gets the confirmation, once."""
+    from shop import faults
+    from shop.services.checkout import checkouts_recover
+    from tests.concurrency.cart_processes import run_until_crash
+    from tests.concurrency.test_crash_recovery import SOON, crash_at, setup_cart
+    from tests.concurrency.test_crash_recovery import _checkout as checkout
+    from tests.shop.factories import make_product
+
+    make_product(sku="SHOE", stock=10)
+    make_product(sku="HAT", stock=10)
+    cart_id = setup_cart()
+    code = run_until_crash(
+        crash_at,
+        ("checkout.after_paid_write", checkout, cart_id),
+        uri=mongo_uri,
+        db_name=mongo_db.name,
+    )
+    assert code == faults.EXIT_CODE
+    order = mongo_db.orders.find_one({"cart_id": cart_id})
+    assert order["state"] == "paid" and sent(mail_dir) == []
+
+    assert checkouts_recover(now=SOON) == 1
+    assert checkouts_recover(now=SOON) == 0
+
+    (message,) = sent(mail_dir)
+    assert message["To"] == "crash@example.com"
+    assert order["number"] in message["Subject"]
+    assert mongo_db.carts.find_one({"_id": cart_id})["state"] == "complete"

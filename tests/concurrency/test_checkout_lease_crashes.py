@@ -28,6 +28,7 @@ CHECKOUT_POINTS = (
     "checkout.after_pending",
     "checkout.after_order",
     "checkout.after_charge",
+    "checkout.after_paid_write",
     "checkout.after_paid",
     "checkout.after_commit",
     "release.after_cart",

@@ -108,6 +108,7 @@ SCENARIOS = {
     "checkout.after_order": (setup_cart, _checkout, 0),
     # Charged before the crash: recovery must finish the sale.
     "checkout.after_charge": (setup_cart, _checkout, 3),
+    "checkout.after_paid_write": (setup_cart, _checkout, 3),
     "checkout.after_paid": (setup_cart, _checkout, 3),
     "checkout.after_commit": (setup_cart, _checkout, 3),
     # The owner's claim (shop.services.owners): a first cart, then its end.
@@ -214,3 +215,30 @@ def test_after_a_crash_in_the_owners_claim_the_owner_gets_exactly_one_live_cart(
     assert live == 1
     assert mongo_db.cart_owners.find_one({"_id": ALICE})["cart_id"] == first.cart_id
     assert invariant_problems() == []
+
+
+@pytest.mark.parametrize("point", ["checkout.after_paid_write", "checkout.after_paid"])
+def test_a_checkout_finished_after_a_crash_is_counted_and_on_the_trail_once(
+    point, mongo_uri, mongo_db
+):
+    """Stopped after the order was marked paid, before or after its
+    receivers ran: once the reconciler has finished the checkout, the sale
+    is in its hour's counter and the trail has one "order paid" entry."""
+    from staff.selectors.counters import counter_problems
+
+    make_product(sku="SHOE", stock=10)
+    make_product(sku="HAT", stock=10)
+    cart_id = setup_cart()
+    code = run_until_crash(
+        crash_at, (point, _checkout, cart_id), uri=mongo_uri, db_name=mongo_db.name
+    )
+    assert code == faults.EXIT_CODE
+
+    reservations_reconcile(now=SOON)
+    reservations_reconcile(now=SOON)
+
+    number = mongo_db.orders.find_one({"cart_id": cart_id})["number"]
+    entries = list(mongo_db.audit.find({"object_id": number, "action": "order paid"}))
+    assert len(entries) == 1
+    assert counter_problems() == []
+    assert sum(c.get("orders", 0) for c in mongo_db.sales_counters.find()) == 1

@@ -170,6 +170,13 @@ SCENARIOS = {
         2,
         PAID,
     ),
+    "checkout, after the paid write": (
+        "checkout.after_paid_write",
+        seats_and_goods,
+        lambda a: _pay(),
+        2,
+        PAID,
+    ),
     "checkout, after paid": (
         "checkout.after_paid",
         seats_and_goods,
@@ -213,6 +220,7 @@ TICKET_POINTS = sorted(
         "expire.after_flip",
         "expire.after_release",
         "checkout.after_charge",
+        "checkout.after_paid_write",
         "checkout.after_paid",
         "checkout.after_commit",
     }
