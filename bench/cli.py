@@ -61,6 +61,13 @@ def parser() -> argparse.ArgumentParser:
         default=2,
         help="http level: gunicorn worker processes of `serve` (2)",
     )
+    p.add_argument(
+        "--count-flows",
+        action="store_true",
+        help="count every flow's commands in the load workers (a pymongo "
+        "listener, which costs them CPU); without it only the probe is counted "
+        "and the server's opcounters give commands per flow (on with --quick)",
+    )
     p.add_argument("--seed", type=int, default=1, help="random seed (1)")
     p.add_argument(
         "--quick",
@@ -162,7 +169,12 @@ def main(argv: list[str] | None = None) -> int:
     os.environ[http_level.WORKERS_ENV] = str(args.web_workers)
     plan = Plan(
         levels=tuple(chosen),
-        shape=Shape(processes=args.processes, threads=args.threads, pool=args.pool),
+        shape=Shape(
+            processes=args.processes,
+            threads=args.threads,
+            pool=args.pool,
+            count_flows=args.count_flows or args.quick,
+        ),
         run=not args.search_only,
         search=args.search or args.search_only,
         search_start=args.search_start,

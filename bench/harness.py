@@ -74,6 +74,12 @@ class Shape:
     processes: int = 2
     threads: int = 50
     pool: int = 50
+    # Count every command of every flow in the load workers (a pymongo
+    # command listener). Off, only the probe is counted and the server's
+    # opcounters give the commands per flow: the listener's events cost the
+    # measured processes CPU of their own (bench/RESULTS.md, "The command
+    # counter in the load").
+    count_flows: bool = True
 
 
 class FlowContext:
@@ -290,7 +296,8 @@ def _worker_main(
     results,
 ) -> None:
     try:
-        monitor.install()
+        if shape.count_flows:
+            monitor.install()
         level = levels.get(level_name)
         workload = level.workloads[run.scenario.name]
         db = level.connect(uri, db_name, shape.pool)
@@ -330,8 +337,9 @@ def _drive(workload, db, run, shape, index, t0) -> Recording:
                 recording.completions.append(end - t0)
             recording.kinds[outcome.kind] += 1
             recording.got[outcome.got or "nothing"] += 1
-            recording.ops[tally.total] += 1
-            monitor.merge_actions(recording.actions, tally)
+            if shape.count_flows:
+                recording.ops[tally.total] += 1
+                monitor.merge_actions(recording.actions, tally)
             recording.start_lags.append((started - due) * 1000)
             if error and len(recording.errors) < ERROR_SAMPLES:
                 recording.errors.append(error)
@@ -385,7 +393,8 @@ def run_level(
         log(
             f"  {level.name}: {run.users} users at {run.rate:g}/s for "
             f"{run.duration:g} s, {shape.processes} processes x {shape.threads} "
-            f"threads, pool {shape.pool}"
+            f"threads, pool {shape.pool}, "
+            + ("every command counted" if shape.count_flows else "flows uncounted")
         )
         web_pids = level.server_pids(db) if level.server_pids else []
         t0, recording, measures = _load(level, run, shape, target, db_name, web_pids)

@@ -66,7 +66,9 @@ def _ops(result: RunResult) -> str:
     ops = result.recording.ops
     flows = sum(ops.values())
     if not flows:
-        return "n/a"
+        # The load was not counted (bench/cli.py --count-flows): the server's.
+        server = _server_ops(result)
+        return "n/a" if server == "n/a" else f"{server} (server)"
     low, high = min(ops), max(ops)
     if low == high:
         return str(low)
@@ -246,6 +248,7 @@ def as_json(scenario: Scenario, results, searches, target: str) -> dict:
             "processes": r.shape.processes,
             "threads": r.shape.threads,
             "pool": r.shape.pool,
+            "count_flows": r.shape.count_flows,
             "runtime_s": r.runtime_s,
             "latency_ms": None if lat is None else lat.__dict__,
             "completed": r.completed,
