@@ -66,9 +66,9 @@ def _ops(result: RunResult) -> str:
     ops = result.recording.ops
     flows = sum(ops.values())
     if not flows:
-        # The load was not counted (bench/cli.py --count-flows): the server's.
-        server = _server_ops(result)
-        return "n/a" if server == "n/a" else f"{server} (server)"
+        # The load was not counted (bench/cli.py --count-flows); the row
+        # below has the server's operations, which are not commands.
+        return "not counted"
     low, high = min(ops), max(ops)
     if low == high:
         return str(low)
