@@ -66,7 +66,7 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="count every flow's commands in the load workers (a pymongo "
         "listener, which costs them CPU); without it only the probe is counted "
-        "and the server's opcounters give commands per flow (on with --quick)",
+        "and the server's opcounters give operations per flow (on with --quick)",
     )
     p.add_argument("--seed", type=int, default=1, help="random seed (1)")
     p.add_argument(

@@ -76,7 +76,7 @@ class Shape:
     pool: int = 50
     # Count every command of every flow in the load workers (a pymongo
     # command listener). Off, only the probe is counted and the server's
-    # opcounters give the commands per flow: the listener's events cost the
+    # opcounters give the operations per flow: the listener's events cost the
     # measured processes CPU of their own (bench/RESULTS.md, "The command
     # counter in the load").
     count_flows: bool = True
