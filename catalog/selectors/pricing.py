@@ -7,6 +7,7 @@ from decimal import Decimal
 from catalog.documents import ONLINE, Item, Price, Store, Variant
 from catalog.errors import NotForSale, UnknownSku, UnknownStore
 from config import mongo
+from config.decimals import decimal_of
 
 
 def price_ids(*, item_id: str, sku: str | None, store: Store | None) -> list[str]:
@@ -51,7 +52,13 @@ def prices_for(
         for item_id, sku, store_id in wanted
     ]
     ids = sorted({price_id for ordered in orders for price_id in ordered})
-    found = {p.price_id: p.amount for p in Price.objects(price_id__in=ids)}
+    # Read with pymongo, not as documents: every cart add and checkout comes
+    # here, and MongoEngine's queryset and document building cost as much
+    # CPU as the query itself.
+    found = {
+        doc["_id"]: decimal_of(doc["amount"])
+        for doc in Price.coll().find({"_id": {"$in": ids}}, {"amount": 1})
+    }
     return [
         next((found[pid] for pid in ordered if pid in found), None)
         for ordered in orders
