@@ -660,11 +660,11 @@ LEVEL = Level(
     # counter's first request in its window.
     budgets={
         "view_product": 4,
-        "first_add": 16,
-        "add_to_cart": 13,
+        "first_add": 15,
+        "add_to_cart": 12,
         "change_quantity": 9,
         "view_checkout": 3,
-        "checkout": 19,
+        "checkout": 18,
         "view_order": 2,
         "view_seats": 2,
         "hold_seats": 16,

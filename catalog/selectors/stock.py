@@ -312,8 +312,41 @@ def _held(holds: dict[str, dict], inventories: dict[str, dict]) -> dict[str, int
             elif back["op"] not in gives:
                 held[sku] += back["free"] + back["sold"]
     for sku, inv in inventories.items():
-        for take in inv.get("takes") or []:
-            hold = holds.get(take["hold"]) or {}
-            if take["op"] not in (hold.get("applied") or []):
-                held[sku] += take["units"]
+        for take in _takes_in_flight(inv, holds):
+            held[sku] += take["units"]
     return held
+
+
+def _takes_in_flight(inv: dict, holds: dict[str, dict]) -> list[dict]:
+    """The counter's take entries whose hold has not applied them."""
+    return [
+        take
+        for take in inv.get("takes") or []
+        if take["op"] not in ((holds.get(take["hold"]) or {}).get("applied") or [])
+    ]
+
+
+@dataclass(frozen=True)
+class StockJournal:
+    """What one counter's journal holds: moves still in flight (a take the
+    hold has not applied, a give-back or transfer whose hold still has its
+    ``back`` entry) and entries of finished moves a process has not dropped
+    yet (catalog.services.stock, ``_Finished``); recovery fences apart."""
+
+    in_flight: int
+    finished: int
+
+
+def stock_journal(*, sku: str) -> StockJournal:
+    """The journal of ``sku``'s counter and its holds' moves, as read now."""
+    inv = _inventories().find_one({"_id": sku}, {"takes": 1, "gives": 1}) or {}
+    holds = {doc["_id"]: doc for doc in _holds().find({"sku": sku})}
+    takes = inv.get("takes") or []
+    gives = [g for g in inv.get("gives") or [] if g.get("by") is None]
+    backs = {back["op"] for hold in holds.values() for back in hold.get("back") or []}
+    taking = len(_takes_in_flight(inv, holds))
+    giving = sum(1 for g in gives if g["op"] in backs)
+    return StockJournal(
+        in_flight=taking + len(backs),
+        finished=len(takes) - taking + len(gives) - giving,
+    )

@@ -15,15 +15,22 @@ crash point harmless or repairable (``stock_moves_recover``):
 
 * taking n units (reserve, grow): 1. the counter, guarded ``quantity >= n``,
   takes them and journals the move (``takes``); 2. the hold gets them and
-  lists the move in ``applied``; 3. the journal entry is dropped. The hold
-  refuses (AlreadyReserved, changed): the counter takes them back at once.
+  lists the move in ``applied``. The hold refuses (AlreadyReserved,
+  changed): the counter takes them back at once.
 * giving back (release, shrink, commit): 1. the hold, guarded as read,
   drops the units into a ``back`` entry; 2. the counter gets them (free or
   sold), journaled in ``gives`` so it applies once; 3. the ``back`` entry
-  goes (the hold with it when empty); 4. the journal entry goes.
+  goes (the hold with it when empty).
 * transfer (login): 1. the source's units into a ``back`` entry naming the
   target; 2. the target hold gets them (``applied``); 3. the source
   finishes. No unit is free in between.
+
+A move's journal entry on the counter has done its work once the move is
+finished (the hold lists a take; a give-back's ``back`` entry is gone). It
+is not dropped by a write of its own: the process drops it in its next
+write to the same counter (``_Finished``), and the reconciler drops what no
+process did (``stock_moves_recover``), so a counter's journal holds the
+moves in flight and a few finished ones per process, never one per holder.
 
 A unit is thus never in two places: free units only grow after a hold gave
 them up, a hold only grows after the counter gave it units. Invariant kept
@@ -33,8 +40,10 @@ per SKU: ``quantity + held + sold == received`` and ``quantity >= 0``, where
 per SKU (its ``_id``).
 """
 
+import threading
 import uuid
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 from django.utils import timezone
@@ -102,7 +111,73 @@ def _why_short(sku: str, cart_id: str | None = None) -> DomainError:
     return OutOfStock(available=doc["quantity"])
 
 
-# --- Taking units: counter, hold, forget ---------------------------------------
+# --- Finished moves' journal entries --------------------------------------------
+
+
+class _Finished:
+    """The journal entries of this process's finished moves, per counter,
+    which its next write to that counter drops (a take's step 1, a
+    give-back's step 2).
+
+    Dropping each entry with a write of its own cost a third of a take's
+    writes and a quarter of a give-back's; folded into the next write, a
+    busy counter is rewritten once per move. Dropping a finished move's
+    entry is safe at any time, so on any doubt (a write that matched
+    nothing) the entries are kept for the next write. Keyed by database and
+    stock location; bounded: an entry forgotten here (a process that stops,
+    a SKU it never writes again) is left to the reconciler.
+    """
+
+    LIMIT = 10_000
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ops: OrderedDict[tuple[str, str], tuple[set, set]] = OrderedDict()
+
+    @staticmethod
+    def _key(sku: str) -> tuple[str, str]:
+        return _inventories().database.name, sku
+
+    def add(self, sku: str, *, takes: Iterable[str] = (), gives: Iterable[str] = ()):
+        key = self._key(sku)
+        with self._lock:
+            done_takes, done_gives = self._ops.setdefault(key, (set(), set()))
+            done_takes.update(takes)
+            done_gives.update(gives)
+            self._ops.move_to_end(key)
+            while len(self._ops) > self.LIMIT:
+                self._ops.popitem(last=False)
+
+    def pop(self, sku: str) -> tuple[list[str], list[str]]:
+        """The finished takes and give-backs of ``sku``, no longer kept."""
+        with self._lock:
+            done_takes, done_gives = self._ops.pop(self._key(sku), ((), ()))
+        return sorted(done_takes), sorted(done_gives)
+
+
+_finished = _Finished()
+
+
+def _journal(field: str, drop: Iterable[str] = (), add: dict | None = None) -> dict:
+    """The counter's journal ``field`` without the entries of the moves
+    ``drop``, with ``add`` appended: an expression of a pipeline update (an
+    update cannot both push to an array and pull from it)."""
+    drop = list(drop)
+    kept: dict = {"$ifNull": [f"${field}", []]}
+    if drop:
+        kept = {
+            "$filter": {
+                "input": kept,
+                "as": "entry",
+                "cond": {"$not": [{"$in": ["$$entry.op", drop]}]},
+            }
+        }
+    if add is not None:
+        kept = {"$concatArrays": [kept, {"$literal": [add]}]}
+    return kept
+
+
+# --- Taking units: counter, hold ---------------------------------------------
 
 
 def _take(
@@ -115,22 +190,27 @@ def _take(
     back on the counter). Raises NotStocked, OutOfStock.
     """
     op, hid = _op(), hold_id(sku, cart_id)
+    done_takes, done_gives = _finished.pop(sku)
+    entry = {"op": op, "hold": hid, "units": units, "at": now}
+    fields = {
+        "quantity": {"$subtract": ["$quantity", units]},
+        "takes": _journal("takes", done_takes, entry),
+        "modified_at": now,
+    }
+    if done_gives:
+        fields["gives"] = _journal("gives", done_gives)
     taken = _inventories().update_one(
-        {"_id": sku, "quantity": {"$gte": units}},
-        {
-            "$inc": {"quantity": -units},
-            "$push": {"takes": {"op": op, "hold": hid, "units": units, "at": now}},
-            "$set": {"modified_at": now},
-        },
+        {"_id": sku, "quantity": {"$gte": units}}, [{"$set": fields}]
     )
     if not taken.modified_count:
+        _finished.add(sku, takes=done_takes, gives=done_gives)
         raise _why_short(sku, cart_id if hold_guard is None else None)
     faults.point("stock.take.after_counter")
     if not _hold_gets(sku, cart_id, op, units, now, hold_guard):
         _untake(sku, op, units)
         return False
     faults.point("stock.take.after_hold")
-    _inventories().update_one({"_id": sku}, {"$pull": {"takes": {"op": op}}})
+    _finished.add(sku, takes=[op])
     return True
 
 
@@ -160,7 +240,7 @@ def _untake(sku: str, op: str, units: int) -> bool:
     return bool(result.modified_count)
 
 
-# --- Giving units back: hold, counter, finish, forget ---------------------------
+# --- Giving units back: hold, counter, finish ----------------------------------
 
 
 def _give(
@@ -187,24 +267,34 @@ def _give(
 def _counter_gets(sku: str, hid: str, entry: dict, *, forget: list[str]) -> bool:
     """Step 2 of a give-back, once per move (its journal entry is the guard).
 
-    ``forget``: take moves the hold had applied; their entries (left by a
-    crash just before step 3) go now, while the hold still proves them.
+    ``forget``: take moves the hold had applied; their entries go now, while
+    the hold still proves them (a take's entry must never outlive its hold:
+    the reconciler would take it for a take the hold never got).
     """
     result = _inventories().update_one(*_counter_update(sku, hid, entry, forget))
     return bool(result.modified_count)
 
 
-def _counter_update(sku: str, hid: str, entry: dict, forget: list[str]):
-    """The filter and update of ``_counter_gets``."""
+def _counter_update(
+    sku: str,
+    hid: str,
+    entry: dict,
+    forget: list[str],
+    finished: tuple[list[str], list[str]] = ([], []),
+):
+    """The filter and update of ``_counter_gets``; ``finished``: the
+    entries of finished takes and give-backs this write also drops."""
+    done_takes, done_gives = finished
     move = {"op": entry["op"], "hold": hid, "at": entry["at"]}
-    update: dict = {
-        "$inc": {"quantity": entry["free"], "sold": entry["sold"]},
-        "$push": {"gives": move},
-        "$set": {"modified_at": entry["at"]},
+    fields = {
+        "quantity": {"$add": ["$quantity", entry["free"]]},
+        "sold": {"$add": [{"$ifNull": ["$sold", 0]}, entry["sold"]]},
+        "gives": _journal("gives", done_gives, move),
+        "modified_at": entry["at"],
     }
-    if forget:
-        update["$pull"] = {"takes": {"op": {"$in": forget}}}
-    return {"_id": sku, "gives.op": {"$ne": entry["op"]}}, update
+    if forget or done_takes:
+        fields["takes"] = _journal("takes", [*forget, *done_takes])
+    return {"_id": sku, "gives.op": {"$ne": entry["op"]}}, [{"$set": fields}]
 
 
 def _finish_back(hid: str, op: str) -> None:
@@ -235,8 +325,8 @@ def _give_all(
     """The give-back (§3.8's order of writes) of one or several SKUs of one
     cart: ``moves`` are (sku, guard, free, sold, forget). Each document gets
     the one conditional write of its step, and each step is one bulk
-    command for every SKU, so a checkout's cart of n lines pays 5 round
-    trips, not 5n. Returns the SKUs whose hold matched its guard (the
+    command for every SKU, so a checkout's cart of n lines pays 3 round
+    trips, not 3n. Returns the SKUs whose hold matched its guard (the
     others changed nothing).
 
     Never a findAndModify: on the Rust server it costs time growing with
@@ -250,23 +340,24 @@ def _give_all(
     if not planned:
         return []
     faults.point("stock.give.after_hold")
-    _inventories().bulk_write(
+    finished = {sku: _finished.pop(sku) for sku, *_ in planned}
+    counted = _inventories().bulk_write(
         [
-            UpdateOne(*_counter_update(sku, hid, entry, forget))
+            UpdateOne(*_counter_update(sku, hid, entry, forget, finished[sku]))
             for sku, hid, _, entry, forget in planned
         ],
         ordered=False,
     )
+    if counted.modified_count < len(planned):
+        # A move applied before (a recovery's): which write dropped what is
+        # unknown, and dropping a finished entry again is harmless.
+        for sku, (done_takes, done_gives) in finished.items():
+            _finished.add(sku, takes=done_takes, gives=done_gives)
     faults.point("stock.give.after_counter")
     _finish_backs([(hid, entry["op"]) for _, hid, _, entry, _ in planned])
     faults.point("stock.give.after_finish")
-    _inventories().bulk_write(
-        [
-            UpdateOne({"_id": sku}, {"$pull": {"gives": {"op": entry["op"]}}})
-            for sku, _, _, entry, _ in planned
-        ],
-        ordered=False,
-    )
+    for sku, _, _, entry, _ in planned:
+        _finished.add(sku, gives=[entry["op"]])
     return [sku for sku, *_ in planned]
 
 
@@ -568,13 +659,15 @@ def stock_moves_recover(*, before: datetime) -> int:
     """Finish or undo every move left in flight since before ``before`` (a
     crash, or a writer stalled that long); return how many.
 
-    A take the hold has applied is forgotten; one it has not is fenced on
-    the hold (``void``: the stalled writer can no longer apply it) and its
-    units go back to the counter. A give-back is fenced on the counter
-    (``gives: {by: recovery}``, kept until the cleanup's retention) and
-    applied there unless the writer had (``_recover_give``), then finished.
-    A transfer the target has applied is finished, else fenced and undone.
-    Safe to run twice at once: every step is guarded on the move's id.
+    A take the hold has applied is finished: its entry is dropped. One it
+    has not is fenced on the hold (``void``: the stalled writer can no
+    longer apply it) and its units go back to the counter. A give-back is
+    fenced on the counter (``gives: {by: recovery}``, kept until the
+    cleanup's retention) and applied there unless the writer had
+    (``_recover_give``), then finished. A transfer the target has applied is
+    finished, else fenced and undone. The entries of finished moves that no
+    process dropped (``_Finished``) go too, uncounted. Safe to run twice at
+    once: every step is guarded on the move's id.
     """
     done = 0
     for inv in _inventories().find({"takes.at": {"$lt": before}}, {"takes": 1}):
@@ -588,12 +681,20 @@ def stock_moves_recover(*, before: datetime) -> int:
     for inv in _inventories().find({"gives.at": {"$lt": before}}, {"gives": 1}):
         for move in inv["gives"]:
             if move["at"] < before and move.get("by") != RECOVERY:
-                _finish_back(move["hold"], move["op"])
-                _inventories().update_one(
-                    {"_id": inv["_id"]}, {"$pull": {"gives": {"op": move["op"]}}}
-                )
-                done += 1
+                done += _finish_give(inv["_id"], move)
     return done
+
+
+def _finish_give(sku: str, move: dict) -> int:
+    """A give-back the counter has applied: its hold's step 3 if a crash
+    came before it (then 1), and its entry dropped."""
+    unfinished = _holds().count_documents(
+        {"_id": move["hold"], "back.op": move["op"]}, limit=1
+    )
+    if unfinished:
+        _finish_back(move["hold"], move["op"])
+    _inventories().update_one({"_id": sku}, {"$pull": {"gives": {"op": move["op"]}}})
+    return unfinished
 
 
 def _fenced(hid: str, op: str, at: datetime) -> bool:
@@ -619,11 +720,15 @@ def _fenced(hid: str, op: str, at: datetime) -> bool:
 
 
 def _recover_take(sku: str, move: dict) -> int:
-    op = move["op"]
-    if not _fenced(move["hold"], op, move["at"]):
+    """A take's entry older than the grace: dropped if the hold lists the
+    move (finished, 0), else the move is fenced and undone (1), unless the
+    writer applied it just before the fence (0)."""
+    op, hid = move["op"], move["hold"]
+    applied = _holds().count_documents({"_id": hid, "applied": op}, limit=1)
+    if not applied and not _fenced(hid, op, move["at"]):
         return int(_untake(sku, op, move["units"]))
     _inventories().update_one({"_id": sku}, {"$pull": {"takes": {"op": op}}})
-    return 1
+    return 0
 
 
 def _recover_back(hold: dict, entry: dict) -> int:

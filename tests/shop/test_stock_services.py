@@ -1,6 +1,6 @@
 """catalog.services.stock: each operation one conditional update (DESIGN §3)."""
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -12,8 +12,10 @@ from catalog.errors import (
     ReservationMissing,
 )
 from catalog.selectors.stock import (
+    StockJournal,
     stock_hold,
     stock_holds_of_cart,
+    stock_journal,
     stock_level,
     stock_problems,
 )
@@ -22,6 +24,7 @@ from catalog.services.stock import (
     stock_commit,
     stock_commit_all,
     stock_ledger_settle,
+    stock_moves_recover,
     stock_release,
     stock_reserve,
     stock_restock,
@@ -53,12 +56,57 @@ def test_reserve_moves_units_into_a_reservation_of_the_cart(mongo_db, sku):
     doc = inventory(mongo_db)
     assert doc["quantity"] == 98
     assert holds(mongo_db) == {"cart-a": 2}
-    # Nothing left in flight on the counter, and no list of holders on it.
-    assert (doc.get("takes"), doc.get("gives"), "reservations" in doc) == (
-        [],
-        None,
-        False,
-    )
+    # Nothing left in flight and no list of holders on the counter: only the
+    # finished take's entry, which this process's next write drops.
+    assert stock_journal(sku=sku) == StockJournal(in_flight=0, finished=1)
+    assert "reservations" not in doc
+
+
+def test_a_take_drops_the_finished_entries_of_earlier_moves(mongo_db, sku):
+    """Three holds, a change and a release: each write to the counter drops
+    what the moves before it finished, so only the last one's entry stays."""
+    for cart in ("cart-a", "cart-b", "cart-c"):
+        stock_reserve(sku=sku, cart_id=cart, quantity=1, now=NOW)
+    stock_adjust(sku=sku, cart_id="cart-a", delta=2, now=NOW)
+    stock_release(sku=sku, cart_id="cart-b")
+    stock_reserve(sku=sku, cart_id="cart-d", quantity=1, now=NOW)
+
+    doc = inventory(mongo_db)
+    assert [len(doc.get("takes") or []), len(doc.get("gives") or [])] == [1, 0]
+    assert stock_journal(sku=sku) == StockJournal(in_flight=0, finished=1)
+    assert stock_problems() == []
+
+
+def test_a_refused_take_keeps_the_finished_entries_for_the_next_write(mongo_db, sku):
+    stock_reserve(sku=sku, cart_id="cart-a", quantity=1, now=NOW)
+    with pytest.raises(OutOfStock):
+        stock_reserve(sku=sku, cart_id="cart-b", quantity=1000, now=NOW)
+    stock_reserve(sku=sku, cart_id="cart-c", quantity=1, now=NOW)
+
+    (entry,) = inventory(mongo_db)["takes"]
+    assert entry["hold"] == "SKU-1|cart-c"
+
+
+def test_the_reconciler_drops_finished_entries_without_fencing_their_holds(
+    mongo_db, sku
+):
+    """An entry no process dropped (its writer stopped, or never wrote the
+    SKU again): the hold proves the move, so the entry goes and the hold is
+    left as it was (a fence would keep it after it ends)."""
+    stock_reserve(sku=sku, cart_id="cart-a", quantity=2, now=NOW)
+    stock_release(sku=sku, cart_id="cart-a")
+    stock_reserve(sku=sku, cart_id="cart-b", quantity=1, now=NOW)
+    # The release's give-back entry went with the last take; the take stays.
+    assert stock_journal(sku=sku) == StockJournal(in_flight=0, finished=1)
+
+    undone = stock_moves_recover(before=NOW + timedelta(minutes=5))
+
+    assert undone == 0
+    doc = inventory(mongo_db)
+    assert (doc["takes"], doc.get("gives") or []) == ([], [])
+    assert "void" not in mongo_db.stock_holds.find_one({"_id": "SKU-1|cart-b"})
+    assert holds(mongo_db) == {"cart-b": 1}
+    assert stock_problems() == []
 
 
 def test_reserve_fails_when_stock_is_short_and_changes_nothing(mongo_db, sku):
@@ -215,7 +263,7 @@ def test_commit_all_sells_every_line_with_each_hold_s_own_guard(mongo_db, three_
         (10, 0, 0),
     ]
     assert mongo_db.stock_holds.count_documents({}) == 0
-    assert not any(doc.get("gives") for doc in mongo_db.inventories.find())
+    assert all(stock_journal(sku=s).in_flight == 0 for s in three_skus)
     assert stock_problems() == []
 
 
