@@ -7,7 +7,10 @@ through Django's test client (the whole server-side time: access checks,
 selectors, templates), ``--runs`` requests each:
 
 * the dashboard (``/staff/``): tiles, live figures, needs-attention,
-  five charts, top products, next performances, recent activity;
+  five charts, top products, next performances, recent activity; the same
+  with an order counted since the last view (today's top products brought
+  up to date with it, as during sales), and with today's top products
+  summed from scratch (the first view after a rebuild);
 * the orders list, newest first, and its second page (keyset cursor);
 * search by order number, by email and by ticket code;
 * a filtered list (refunded orders of tickets, last 7 days).
@@ -41,7 +44,7 @@ import django  # noqa: E402
 
 django.setup()
 
-from bson import Decimal128  # noqa: E402
+from bson import Decimal128, ObjectId  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
@@ -202,8 +205,45 @@ def staff_client() -> Client:
     return client
 
 
+def another_order() -> None:
+    """A paid order of now, counted as checkout counts one (a copy of the
+    newest order under the next number)."""
+    from shop.documents import Order
+    from staff.services.counters import count_sale
+
+    orders = Order.coll()
+    newest = orders.find_one({"state": "paid"}, sort=[("number", -1)])
+    serial = int(orders.find_one(sort=[("number", -1)])["number"][3:]) + 1
+    now = timezone.now()
+    order = {
+        **newest,
+        "_id": ObjectId(),
+        "number": f"MQ-{serial}",
+        "cart_id": f"bench-{serial}",
+        "created_at": now,
+        "paid_at": now,
+    }
+    order.pop("codes", None)
+    for line in order["lines"]:
+        line.pop("code", None)
+    order["bench_added"] = True
+    orders.insert_one(order)
+    assert count_sale(order)
+
+
+def remove_added_orders() -> None:
+    """The orders ``another_order`` made go, and the counters are recounted
+    without them: the kept data is the loaded data again."""
+    from shop.documents import Order
+    from staff.selectors.counters import counters_rebuild
+
+    if Order.coll().delete_many({"bench_added": True}).deleted_count:
+        counters_rebuild()
+
+
 def measure(client: Client, runs: int) -> dict[str, list[float]]:
     from shop.documents import Order
+    from staff.documents import SalesRollup
 
     orders = Order.coll()
     sample = orders.find_one({"codes": {"$exists": True}}, sort=[("number", -1)])
@@ -220,12 +260,26 @@ def measure(client: Client, runs: int) -> dict[str, list[float]]:
         "filter: refunded tickets, 7 days": "/staff/orders/?state=refunded"
         f"&kind=tickets&since={(timezone.localdate() - timedelta(days=7)).isoformat()}",
     }
+    # The dashboard as staff see it during sales: an order counted since the
+    # last view, so today's top products are brought up to date with it
+    # (staff.services.rollups); and a day summed from its first order, as
+    # the first view after a rebuild does.
+    today = f"d:{timezone.localdate():%Y-%m-%d}"
+    before = {
+        "dashboard, 1 order counted since the last view": another_order,
+        "dashboard, today's products summed from scratch": (
+            lambda: SalesRollup.coll().delete_one({"_id": today})
+        ),
+    }
+    pages.update(dict.fromkeys(before, "/staff/"))
     results = {}
     for label, path in pages.items():
         response = client.get(path)  # warm-up
         assert response.status_code == 200, (label, response.status_code)
         samples = []
         for _ in range(runs):
+            if label in before:
+                before[label]()
             started = time.perf_counter()
             response = client.get(path)
             samples.append((time.perf_counter() - started) * 1000)
@@ -258,7 +312,10 @@ def main() -> None:
 
             problems = counter_problems()
             print(f"counters == recount: {'yes' if not problems else problems[:3]}")
-        results = measure(staff_client(), args.runs)
+        try:
+            results = measure(staff_client(), args.runs)
+        finally:
+            remove_added_orders()
     finally:
         server.stop()
     print(f"\n{args.orders} orders, {args.runs} requests each (server time, ms)")

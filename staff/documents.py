@@ -59,9 +59,8 @@ class SalesCounter(Document):
     refunded = me.IntField(default=0)  # pence
     refunded_tickets = me.IntField(default=0)
     refunded_units = me.IntField(default=0)
-    # Per product or show: {key: {"name", "qty", "revenue"}}.
-    products = me.DictField()
-    # The orders counted, in the order they were counted.
+    # The orders counted, in the order they were counted (the day rollups
+    # sum their products: staff.services.rollups).
     paid = me.ListField(me.StringField())
     refunded_orders = me.ListField(me.StringField())
 
@@ -72,9 +71,9 @@ class SalesCounter(Document):
 
 
 class SalesRollup(Document):
-    """A local day's per-product figures (``d:2030-01-15``), summed from its
-    hour buckets: a cache for the dashboard's top products, never a source
-    of truth. ``counted`` is how many orders and refunds the day's hours
+    """A local day's per-product figures (``d:2030-01-15``), summed from the
+    orders its hour buckets list: a cache for the dashboard's top products,
+    never a source of truth. ``counted`` is how many orders and refunds the day's hours
     had counted when it was summed; when the hours say more, it is summed
     again (staff.services.rollups)."""
 

@@ -49,12 +49,7 @@ def _start_of(bucket: str) -> datetime:
 
 
 def _blank() -> dict:
-    return {
-        "products": defaultdict(lambda: {"qty": 0, "revenue": 0}),
-        "names": {},
-        **{listed: set() for listed in LISTS},
-        **dict.fromkeys(FIELDS, 0),
-    }
+    return {**{listed: set() for listed in LISTS}, **dict.fromkeys(FIELDS, 0)}
 
 
 def recount() -> dict[str, dict]:
@@ -76,39 +71,28 @@ def recount() -> dict[str, dict]:
         if order["state"] in ("refunding", "refunded") and order.get("canceled_at"):
             moves.append((order["canceled_at"], "refunded_orders", -1))
         for at, listed, sign in moves:
-            inc, names = sale_figures(order, sign)
             entry = buckets[bucket_of(order["number"], at)[0]]
             entry[listed].add(order["number"])
-            for name, title in names.items():
-                entry["names"][name.split(".")[1]] = title
-            for name, value in inc.items():
-                if name.startswith("products."):
-                    _, key, what = name.split(".")
-                    entry["products"][key][what] += value
-                else:
-                    entry[name] += value
+            for name, value in sale_figures(order, sign).items():
+                entry[name] += value
     return buckets
 
 
 def _stored(doc: dict) -> dict:
     return {
         **{name: doc.get(name, 0) for name in FIELDS},
-        "products": {
-            k: {"qty": v.get("qty", 0), "revenue": v.get("revenue", 0)}
-            for k, v in (doc.get("products") or {}).items()
-        },
         **{listed: set(doc.get(listed) or []) for listed in LISTS},
     }
 
 
 def counter_problems() -> list[Problem]:
     """Every hour bucket whose counters differ from the recount."""
-    expected = {k: {**v, "products": dict(v["products"])} for k, v in recount().items()}
+    expected = recount()
     stored = {doc["_id"]: _stored(doc) for doc in counters().find({"kind": "hour"})}
     problems = []
     for bucket in sorted(set(expected) | set(stored)):
-        want = expected.get(bucket) or {**_blank(), "products": {}}
-        have = stored.get(bucket) or {**_blank(), "products": {}}
+        want = expected.get(bucket) or _blank()
+        have = stored.get(bucket) or _blank()
         for name in (*FIELDS, *LISTS):
             if want[name] != have[name]:
                 problems.append(
@@ -118,8 +102,6 @@ def counter_problems() -> list[Problem]:
                         f"{name} is {have[name]!r}, the orders say {want[name]!r}",
                     )
                 )
-        if want["products"] != have["products"]:
-            problems.append(Problem("sales", bucket, "per-product figures differ"))
     return problems
 
 
@@ -137,10 +119,6 @@ def counters_rebuild() -> int:
             "kind": "hour",
             "start": _start_of(bucket),
             **{name: entry[name] for name in FIELDS},
-            "products": {
-                key: {**figures, "name": entry["names"].get(key, key)}
-                for key, figures in entry["products"].items()
-            },
             **{listed: sorted(entry[listed]) for listed in LISTS},
         }
         for bucket, entry in buckets.items()
@@ -155,10 +133,17 @@ _UNBLOCKED = {"kind": "hour", "_id": {"$regex": "^h:[0-9T-]+$"}}
 
 
 def counters_convert() -> int:
-    """Counters kept one document per hour (an earlier version) become
-    buckets per block of order numbers, recounted from the orders; 0 (and
-    nothing written) when there is none of the old shape. With the shop
-    stopped (``convert_data``): a count meanwhile would be lost."""
-    if counters().find_one(_UNBLOCKED, {"_id": 1}) is None:
-        return 0
-    return counters_rebuild()
+    """Counters of an earlier version's shape, converted; how many buckets
+    were written. One document per hour: recounted from the orders into
+    buckets per block of order numbers. Buckets that also summed each
+    product (the day rollups now sum the orders instead): that map dropped,
+    the figures and lists kept. 0 (and nothing written) when there is none
+    of either. With the shop stopped (``convert_data``): a count meanwhile
+    would be lost."""
+    if counters().find_one(_UNBLOCKED, {"_id": 1}) is not None:
+        return counters_rebuild()
+    return (
+        counters()
+        .update_many({"products": {"$exists": True}}, {"$unset": {"products": ""}})
+        .modified_count
+    )

@@ -12,13 +12,17 @@ absent from the bucket's list (``paid`` or ``refunded_orders``) and whose
 update pushes it, so a retried, recovered or raced call counts it once.
 
 Bounded: a bucket is one hour's orders of one block of ``BLOCK``
-consecutive order numbers (``h:2030-01-15T12#400``). The list the filter
-scans and the per-product figures the update moves grow with the bucket, and
-a bucket is rewritten whole by every count: one document per hour made the
-5,000th order of a flash sale's hour cost the server ten times its first
-(bench/RESULTS.md, "The hour's counter in blocks"). A quiet hour is one
-bucket, a busy one a bucket per ``BLOCK`` orders; a day is the sum of its
-buckets, added up when read (``staff.selectors.dashboard``).
+consecutive order numbers (``h:2030-01-15T12#400``), and holds the hour's
+totals and the numbers it counted, nothing that grows with the products
+sold. A bucket is rewritten whole by every count: one document per hour
+made the 5,000th order of a flash sale's hour cost the server ten times its
+first, and a bucket that also summed each product it sold (900 products
+after 500 orders of a 1,000-product shop) cost 2.3 ms of the server's CPU
+per count against 0.3 (bench/RESULTS.md). The per-product figures of the
+dashboard's top products are summed per day from the orders a day's
+buckets list (staff.services.rollups). A quiet hour is one bucket, a busy
+one a bucket per ``BLOCK`` orders; a day is the sum of its buckets, added
+up when read (``staff.selectors.dashboard``).
 """
 
 from datetime import UTC, datetime
@@ -60,20 +64,8 @@ def bucket_of(number: str, at: datetime) -> tuple[str, datetime]:
     return f"h:{start:%Y-%m-%dT%H}#{_serial(number) // BLOCK}", start
 
 
-def _product_key(line: dict) -> tuple[str, str]:
-    """A field name for the line's product or show, and its display name."""
-    if line.get("kind") == "ticket" and line.get("ticket"):
-        name = line["ticket"]["show"]
-        key = f"show:{name}"
-    else:
-        name = line["name"]
-        key = f"sku:{line['key']}"
-    # Field names may not hold dots or start with $.
-    return key.replace(".", "%2E").replace("$", "%24"), name
-
-
-def sale_figures(order: dict, sign: int = 1) -> tuple[dict, dict]:
-    """What one order adds to its hour: (``$inc``, ``$set`` of product names)."""
+def sale_figures(order: dict, sign: int = 1) -> dict:
+    """What one order adds to its hour (the ``$inc``)."""
     lines = order.get("lines") or []
     seats = [line for line in lines if line["kind"] == "ticket"]
     goods = [line for line in lines if line["kind"] != "ticket"]
@@ -81,7 +73,7 @@ def sale_figures(order: dict, sign: int = 1) -> tuple[dict, dict]:
     units = sum(line["quantity"] for line in goods)
     total = pence(order["total"])
     if sign > 0:
-        inc = {
+        return {
             "orders": 1,
             "revenue": total,
             "ticket_revenue": sum(pence(line["line_total"]) for line in seats),
@@ -89,22 +81,12 @@ def sale_figures(order: dict, sign: int = 1) -> tuple[dict, dict]:
             "tickets": tickets,
             "units": units,
         }
-    else:
-        inc = {
-            "refunds": 1,
-            "refunded": total,
-            "refunded_tickets": tickets,
-            "refunded_units": units,
-        }
-    names = {}
-    for line in lines:
-        key, name = _product_key(line)
-        for what, value in (("qty", line["quantity"]), ("revenue", line["line_total"])):
-            field = f"products.{key}.{what}"
-            amount = value if what == "qty" else pence(value)
-            inc[field] = inc.get(field, 0) + sign * amount
-        names[f"products.{key}.name"] = name
-    return inc, names
+    return {
+        "refunds": 1,
+        "refunded": total,
+        "refunded_tickets": tickets,
+        "refunded_units": units,
+    }
 
 
 def count_sale(order: dict) -> bool:
@@ -123,16 +105,13 @@ def count_refund(order: dict) -> bool:
 
 def _count(order: dict, at: datetime, listed: str, sign: int) -> bool:
     """One guarded upsert: True if it counted, False if counted before."""
-    inc, names = sale_figures(order, sign)
     number = order["number"]
     bucket, start = bucket_of(number, at)
     update = {
-        "$inc": inc,
+        "$inc": sale_figures(order, sign),
         "$push": {listed: number},
         "$setOnInsert": {"kind": "hour", "start": start},
     }
-    if names:
-        update["$set"] = names
     guard = {"_id": bucket, listed: {"$ne": number}}
     try:
         counters().update_one(guard, update, upsert=True)

@@ -24,6 +24,7 @@ from staff.services.counters import (
     counters,
 )
 from staff.services.trail import sale_counted
+from staff.tasks import sum_sales_days
 from tests.staff.conftest import pay
 
 
@@ -203,6 +204,44 @@ def test_counters_of_one_document_per_hour_are_converted(mongo_db, product, show
     assert (d.today.orders, d.today.refunds) == (2, 1)
 
 
+def test_a_bucket_keeps_no_per_product_figures(mongo_db, product, show):
+    """A count rewrites the whole bucket: it holds the hour's totals and the
+    numbers it counted, nothing that grows with the products sold. The top
+    products are summed from the orders the day's buckets list, a refund
+    taken away in the hour it was counted."""
+    now = timezone.now()
+    pay("anon:ann", sku=product, quantity=2, now=now)
+    both = pay("anon:bob", sku=product, session=show, seats=[(0, 0), (0, 1)], now=now)
+    order_cancel(number=both.number, staff=True, now=now)
+
+    (bucket,) = mongo_db.sales_counters.find({"kind": "hour"})
+    assert "products" not in bucket
+    top = {p["name"]: p["qty"] for p in dashboard(now=now).top_products}
+    assert top == {"JC Sneaker": 2}  # Bob's sneaker and seats went back
+    assert counter_problems() == []
+
+
+def test_buckets_that_summed_each_product_are_converted(mongo_db, product):
+    """A database of the version whose buckets also kept a map of every
+    product: ``convert_data`` drops the map, once, and keeps the figures."""
+    now = timezone.now()
+    order = pay("anon:ann", sku=product, quantity=2, now=now)
+    bucket_id = bucket_of(order.number, order.paid_at)[0]
+    counters().update_one(
+        {"_id": bucket_id},
+        {"$set": {"products": {"sku:X": {"name": "JC Sneaker", "qty": 2}}}},
+    )
+
+    call_command("convert_data", verbosity=0)
+    converted = list(mongo_db.sales_counters.find({}))
+    call_command("convert_data", verbosity=0)  # a current database: nothing
+
+    assert list(mongo_db.sales_counters.find({})) == converted
+    assert ["products" in d for d in converted] == [False]
+    assert counter_problems() == []
+    assert [p["qty"] for p in dashboard(now=now).top_products] == [2]
+
+
 def test_rebuild_drops_what_an_earlier_version_kept(mongo_db, product):
     """Day buckets and their pending entries, from the version that kept
     them, are gone after a rebuild; the hours equal the recount."""
@@ -231,3 +270,42 @@ def test_top_products_follow_new_orders_of_a_summed_day(mongo_db, product):
 
     order_cancel(number=order.number, staff=True, now=now)
     assert [p["qty"] for p in dashboard(now=now).top_products] == [3]
+
+
+def test_a_day_s_sum_is_brought_up_to_date_with_the_orders_counted_since(
+    mongo_db, product
+):
+    """The rollup says how much of each bucket's lists it summed: the next
+    sum adds only what was counted since, and a refund takes its order
+    away."""
+    now = timezone.now()
+    first = pay("anon:ann", sku=product, quantity=2, now=now)
+    assert sum_sales_days(now=now) == 1
+    (rollup,) = mongo_db.sales_rollups.find()
+    bucket = bucket_of(first.number, first.paid_at)[0]
+    assert (rollup["counted"], rollup["summed"]) == (1, {bucket: [1, 0]})
+
+    pay("anon:bob", sku=product, quantity=3, now=now)
+    order_cancel(number=first.number, staff=True, now=now)
+    sum_sales_days(now=now)
+
+    (rollup,) = mongo_db.sales_rollups.find()
+    assert (rollup["counted"], rollup["summed"]) == (3, {bucket: [2, 1]})
+    assert [p["qty"] for p in rollup["products"].values()] == [3]
+    assert [p["qty"] for p in dashboard(now=now).top_products] == [3]
+
+
+def test_a_sum_of_an_earlier_version_is_summed_from_the_start(mongo_db, product):
+    """A rollup that does not say what it summed is summed again whole once
+    its day counts more."""
+    now = timezone.now()
+    order = pay("anon:ann", sku=product, quantity=2, now=now)
+    day = f"d:{timezone.localdate(order.paid_at):%Y-%m-%d}"
+    mongo_db.sales_rollups.insert_one(
+        {"_id": day, "counted": 1, "products": {"sku:X": {"name": "X", "qty": 9}}}
+    )
+    pay("anon:bob", sku=product, quantity=1, now=now)
+
+    assert [(p["name"], p["qty"]) for p in dashboard(now=now).top_products] == [
+        ("JC Sneaker", 3)
+    ]
