@@ -5,6 +5,7 @@ resource first when units are taken, the cart first when they are given
 back); this module says only what the shopper wants.
 """
 
+import uuid
 from datetime import datetime
 
 from pymongo import ReturnDocument
@@ -40,6 +41,7 @@ from shop.services.common import (
 )
 from shop.services.expiry import carts_expire_holding
 from shop.services.lines import (
+    ATTEMPTS,
     live_cart,
     missing_cart,
     move_line,
@@ -115,39 +117,63 @@ def cart_add_item(
     Name and price come from the catalog, never from the request. The units
     are reserved on the location first, then the line is recorded on the
     active cart (or grows); if the cart refuses, the units go back at once.
+    A shopper without a live cart gets one born with the line, once the
+    units are held.
 
     Raises InvalidQuantity, QuantityTooLarge, TooManyLines, UnknownSku,
     UnknownStore, NotForSale, NotStocked, OutOfStock (also for a store that
     does not stock the SKU), CartPending, CartExpired, CartChanged.
     """
     quantity = _units(quantity)
+    if not isinstance(owner, str) or not owner:
+        raise CartNotFound()
     now = utcnow(now)
     key = stock_location(sku, store_id)
-    cart = live_cart(owner, now, create=False)
-    line = _line(cart, key) if cart is not None else None
-    if line is not None:
-        # More of a line the cart has: its name and price are known already
-        # (checkout re-prices every line anyway).
-        if line.quantity + quantity > MAX_LINE_QUANTITY:
-            raise QuantityTooLarge(limit=MAX_LINE_QUANTITY)
-        return _change(cart, line, line.quantity + quantity, now)
-    caps.line_fits(cart)
-    product = sellable(sku=sku, store_id=store_id)
-    store = store_get(store_id=store_id) if store_id else None
-    if cart is None:
-        # There was none a moment ago: insert one straight away. If another
-        # request of this shopper made one meanwhile, the unique index
-        # refuses and the loop finds (or expires and replaces) that one.
-        cart = new_cart(owner, now) or live_cart(owner, now, create=True)
+    new = None
+    for _ in range(ATTEMPTS):
+        cart = live_cart(owner, now, create=False)
+        line = _line(cart, key) if cart is not None else None
+        if line is not None:
+            # More of a line the cart has: its name and price are known
+            # already (checkout re-prices every line anyway).
+            if line.quantity + quantity > MAX_LINE_QUANTITY:
+                raise QuantityTooLarge(limit=MAX_LINE_QUANTITY)
+            return _change(cart, line, line.quantity + quantity, now)
+        caps.line_fits(cart)
+        if new is None:
+            product = sellable(sku=sku, store_id=store_id)
+            store = store_get(store_id=store_id) if store_id else None
+            new = _new_line(product, key, store, quantity, now)
+        try:
+            if cart is not None:
+                return _add_line(cart, new, now)
+            made = _first_line(owner, new, now)
+        except NotStocked:
+            if store_id is None:
+                raise
+            # The store does not stock it: to the shopper, out of stock there.
+            raise OutOfStock(available=0, name=_named(new)) from None
+        if made is not None:
+            return made
+    raise CartChanged()
 
-    line = _new_line(product, key, store, quantity, now)
-    try:
-        return _add_line(cart, line, now)
-    except NotStocked:
-        if store is None:
-            raise
-        # The store does not stock it: to the shopper, out of stock there.
-        raise OutOfStock(available=0, name=_named(line)) from None
+
+def _first_line(owner: str, line, now: datetime) -> Cart | None:
+    """The first line of an owner without a live cart: the units are held
+    for a new cart id, then the cart is created with its line (so a refused
+    add leaves no empty cart behind, and the cart costs no write of its
+    own). None when another request of the owner made a live cart
+    meanwhile: the units went back, the caller adds to that cart."""
+    cart_id = uuid.uuid4().hex
+    taken = _take(cart_id=cart_id, line=line, now=now)
+    faults.point("add.after_reserve")
+    son = taken.to_mongo().to_dict()
+    cart = new_cart(owner, now, cart_id=cart_id, lines={PRODUCTS.field: [son]})
+    if cart is None:
+        PRODUCTS.give_back(cart_id=cart_id, line=taken, now=now)
+        return None
+    cart.items.append(taken)
+    return cart
 
 
 def _new_line(product, key: str, store, quantity: int, now: datetime) -> CartLine:

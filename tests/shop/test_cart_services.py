@@ -51,6 +51,27 @@ def lines(mongo_db, cart_id):
     return {i["sku"]: i["quantity"] for i in cart_doc(mongo_db, cart_id)["items"]}
 
 
+def test_a_first_add_makes_its_cart_with_the_line_once_the_units_are_held(
+    mongo_db, now
+):
+    """A shopper without a cart: a refused add leaves no cart or claim
+    behind; an add that holds makes the cart born with its line (one write,
+    no empty cart first)."""
+    make_product(sku="LAST", stock=1)
+
+    with pytest.raises(OutOfStock):
+        cart_add_item(owner=ALICE, sku="LAST", quantity=2, now=now)
+    assert mongo_db.carts.count_documents({}) == 0
+    assert mongo_db.cart_owners.count_documents({}) == 0
+
+    cart = cart_add_item(owner=ALICE, sku="LAST", quantity=1, now=now)
+
+    assert [(line.sku, line.quantity) for line in cart.items] == [("LAST", 1)]
+    assert lines(mongo_db, cart.cart_id) == {"LAST": 1}
+    assert mongo_db.cart_owners.find_one({"_id": ALICE})["cart_id"] == cart.cart_id
+    assert invariant_problems() == []
+
+
 def test_add_reserves_then_records_the_line_with_the_catalog_price(
     mongo_db, product, now
 ):
