@@ -5,7 +5,6 @@ resource first when units are taken, the cart first when they are given
 back); this module says only what the shopper wants.
 """
 
-import uuid
 from datetime import datetime
 
 from pymongo import ReturnDocument
@@ -42,10 +41,10 @@ from shop.services.common import (
 from shop.services.expiry import carts_expire_holding
 from shop.services.lines import (
     ATTEMPTS,
+    first_line,
     live_cart,
     missing_cart,
     move_line,
-    new_cart,
     refusal_of,
     reload,
     take_and_record,
@@ -159,19 +158,22 @@ def cart_add_item(
 
 
 def _first_line(owner: str, line, now: datetime) -> Cart | None:
-    """The first line of an owner without a live cart: the units are held
-    for a new cart id, then the cart is created with its line (so a refused
-    add leaves no empty cart behind, and the cart costs no write of its
-    own). None when another request of the owner made a live cart
-    meanwhile: the units went back, the caller adds to that cart."""
-    cart_id = uuid.uuid4().hex
-    taken = _take(cart_id=cart_id, line=line, now=now)
-    faults.point("add.after_reserve")
-    son = taken.to_mongo().to_dict()
-    cart = new_cart(owner, now, cart_id=cart_id, lines={PRODUCTS.field: [son]})
-    if cart is None:
-        PRODUCTS.give_back(cart_id=cart_id, line=taken, now=now)
+    """The owner's cart made with ``line``, once its units are held
+    (``first_line``); None when the owner got a live cart meanwhile."""
+    made = first_line(
+        owner,
+        now,
+        field=PRODUCTS.field,
+        take=lambda cart_id: _take(cart_id=cart_id, line=line, now=now),
+        son=lambda taken: taken.to_mongo().to_dict(),
+        give_back=lambda cart_id, taken: PRODUCTS.give_back(
+            cart_id=cart_id, line=taken, now=now
+        ),
+        point="add.after_reserve",
+    )
+    if made is None:
         return None
+    taken, cart = made
     cart.items.append(taken)
     return cart
 

@@ -13,8 +13,10 @@ writes leaves a surplus hold, which the reconciler returns; never a line
 without its units.
 
 Here too: the owner's live cart (found, expired on the spot, or created:
-one ``new_cart`` for every kind). Every change pushes ``expires_at`` to
-now + CART_HOLD_MINUTES (``shop.services.common.touch``).
+one ``new_cart`` for every kind), and the first line of an owner without
+one (``first_line``: taken for a new cart id, then the cart is made with
+it). Every change pushes ``expires_at`` to now + CART_HOLD_MINUTES
+(``shop.services.common.touch``).
 """
 
 import uuid
@@ -118,6 +120,35 @@ def new_cart(
     except DuplicateKeyError:
         return None  # made empty by another request meanwhile: the owner's cart
     return cart
+
+
+def first_line(
+    owner: str,
+    now: datetime,
+    *,
+    field: str,
+    take: Callable[[str], Held],
+    son: Callable[[Held], dict],
+    give_back: Callable[[str, Held], None],
+    point: str,
+) -> tuple[Held, Cart] | None:
+    """The pipeline for an owner without a live cart: take on the resource
+    for a new cart id (``take(cart_id)``), then make the cart born with its
+    line (``son(held)`` in the kind's ``field``): the owner's claim, then
+    the insert. A refused take makes no cart and no claim, and the cart
+    costs no write of its own. None when another request of the owner made
+    a live cart meanwhile: what was taken went back (``give_back``), and
+    the caller takes again on that cart. A crash between the take and the
+    cart leaves a hold no cart lists, which the reconciler returns.
+    """
+    cart_id = uuid.uuid4().hex
+    held = take(cart_id)
+    faults.point(point)
+    cart = new_cart(owner, now, cart_id=cart_id, lines={field: [son(held)]})
+    if cart is None:
+        give_back(cart_id, held)
+        return None
+    return held, cart
 
 
 def take_and_record(

@@ -16,7 +16,6 @@ seat first expires that cart if its hold has run out (or releases the seat
 if the cart is already over), then tries once more.
 """
 
-import uuid
 from datetime import datetime
 
 from booking.checks import MAX_SEATS_PER_HOLD, MAX_SEATS_PER_REQUEST, seat_count
@@ -43,9 +42,9 @@ from shop.services.common import carts, touch, utcnow
 from shop.services.expiry import cart_expire, carts_expire_holding
 from shop.services.lines import (
     ATTEMPTS,
+    first_line,
     live_cart,
     missing_cart,
-    new_cart,
     refusal_of,
     take_and_record,
 )
@@ -143,15 +142,17 @@ def _hold_for(
         caps.hold_fits(cart, session_id, count)
         if cart is not None:
             return _hold_on(cart.cart_id, take, now, point)
-        # The second write of a first hold: the owner's cart, born with its
-        # line (None when the owner got a live cart meanwhile).
-        cart_id = uuid.uuid4().hex
-        held = take(cart_id)
-        faults.point(point)
-        line = {TICKETS.field: [TICKETS.line_of(held, now).to_mongo().to_dict()]}
-        if new_cart(owner, now, cart_id=cart_id, lines=line) is not None:
-            return held
-        _give_back(cart_id, held)  # another request made the cart: use it
+        made = first_line(
+            owner,
+            now,
+            field=TICKETS.field,
+            take=take,
+            son=lambda held: TICKETS.line_of(held, now).to_mongo().to_dict(),
+            give_back=_give_back,
+            point=point,
+        )
+        if made is not None:
+            return made[0]
     raise CartChanged()
 
 
