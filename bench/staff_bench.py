@@ -54,6 +54,7 @@ from config import mongo  # noqa: E402
 from config.embedded import EmbeddedServer  # noqa: E402
 
 TARGET_P95_MS = 150
+FROM_SCRATCH = "dashboard, today's products summed from scratch"
 ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
 
@@ -267,9 +268,7 @@ def measure(client: Client, runs: int) -> dict[str, list[float]]:
     today = f"d:{timezone.localdate():%Y-%m-%d}"
     before = {
         "dashboard, 1 order counted since the last view": another_order,
-        "dashboard, today's products summed from scratch": (
-            lambda: SalesRollup.coll().delete_one({"_id": today})
-        ),
+        FROM_SCRATCH: lambda: SalesRollup.coll().delete_one({"_id": today}),
     }
     pages.update(dict.fromkeys(before, "/staff/"))
     results = {}
@@ -319,17 +318,26 @@ def main() -> None:
     finally:
         server.stop()
     print(f"\n{args.orders} orders, {args.runs} requests each (server time, ms)")
-    print(f"{'page':<34} {'p50':>7} {'p95':>7} {'max':>7}")
+    print(f"{'page':<48} {'p50':>7} {'p95':>7} {'max':>7}")
     worst = 0.0
     for label, samples in results.items():
         p95 = percentile(samples, 0.95)
-        worst = max(worst, p95)
+        if label != FROM_SCRATCH:
+            worst = max(worst, p95)
         print(
-            f"{label:<34} {percentile(samples, 0.5):7.1f} {p95:7.1f}"
+            f"{label:<48} {percentile(samples, 0.5):7.1f} {p95:7.1f}"
             f" {max(samples):7.1f}"
         )
     verdict = "within" if worst <= TARGET_P95_MS else "OVER"
     print(f"worst p95 {worst:.1f} ms: {verdict} the {TARGET_P95_MS} ms target")
+    # Not a view staff make twice: the first after a rebuild, or on a day
+    # the sum_sales_days job did not run. Said apart, against the same target.
+    once = percentile(results[FROM_SCRATCH], 0.95)
+    verdict = "within" if once <= TARGET_P95_MS else "OVER"
+    print(
+        f"{FROM_SCRATCH}: p95 {once:.1f} ms, {verdict} the target"
+        " (the first view after a rebuild; later views add the orders since)"
+    )
 
 
 if __name__ == "__main__":
