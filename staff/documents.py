@@ -80,6 +80,9 @@ class SalesRollup(Document):
     day = me.StringField(primary_key=True)
     counted = me.IntField(required=True)
     products = me.DictField()
+    # Per hour bucket, how many of its paid and refunded numbers are summed:
+    # [paid, refunded] (the lists only grow at their end).
+    summed = me.DictField()
 
     meta = {"collection": "sales_rollups"}
 

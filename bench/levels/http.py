@@ -665,8 +665,8 @@ LEVEL = Level(
     budgets={
         "view_product": 4,
         "first_add": 14,
-        "add_to_cart": 12,
-        "change_quantity": 9,
+        "add_to_cart": 13,
+        "change_quantity": 10,
         "view_checkout": 3,
         "checkout": 18,
         "view_order": 2,

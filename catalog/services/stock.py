@@ -121,11 +121,13 @@ class _Finished:
 
     Dropping each entry with a write of its own cost a third of a take's
     writes and a quarter of a give-back's; folded into the next write, a
-    busy counter is rewritten once per move. Dropping a finished move's
-    entry is safe at any time, so on any doubt (a write that matched
-    nothing) the entries are kept for the next write. Keyed by database and
-    stock location; bounded: an entry forgotten here (a process that stops,
-    a SKU it never writes again) is left to the reconciler.
+    busy counter is rewritten once per move. Only a move this process
+    finished itself is kept here (never one a recovery's fence took over:
+    ``_applied_here``), and dropping its entry is safe at any time, so on
+    any doubt (a write that matched nothing) the entries are kept for the
+    next write. Keyed by database and stock location; bounded: an entry
+    forgotten here (a process that stops, a SKU it never writes again) is
+    left to the reconciler.
     """
 
     LIMIT = 10_000
@@ -161,15 +163,18 @@ _finished = _Finished()
 def _journal(field: str, drop: Iterable[str] = (), add: dict | None = None) -> dict:
     """The counter's journal ``field`` without the entries of the moves
     ``drop``, with ``add`` appended: an expression of a pipeline update (an
-    update cannot both push to an array and pull from it)."""
+    update cannot both push to an array and pull from it). A recovery's
+    fence is never dropped here: only the cleanup's retention ends it."""
     drop = list(drop)
     kept: dict = {"$ifNull": [f"${field}", []]}
     if drop:
+        finished = {"$in": ["$$entry.op", {"$literal": drop}]}
+        fence = {"$eq": [{"$ifNull": ["$$entry.by", None]}, RECOVERY]}
         kept = {
             "$filter": {
                 "input": kept,
                 "as": "entry",
-                "cond": {"$not": [{"$in": ["$$entry.op", drop]}]},
+                "cond": {"$or": [{"$not": [finished]}, fence]},
             }
         }
     if add is not None:
@@ -348,17 +353,38 @@ def _give_all(
         ],
         ordered=False,
     )
+    done = planned
     if counted.modified_count < len(planned):
-        # A move applied before (a recovery's): which write dropped what is
-        # unknown, and dropping a finished entry again is harmless.
+        # Which write dropped what is unknown: the entries are kept for the
+        # next write (dropping a finished one again is harmless).
         for sku, (done_takes, done_gives) in finished.items():
             _finished.add(sku, takes=done_takes, gives=done_gives)
+        done = _applied_here(planned)
     faults.point("stock.give.after_counter")
-    _finish_backs([(hid, entry["op"]) for _, hid, _, entry, _ in planned])
+    _finish_backs([(hid, entry["op"]) for _, hid, _, entry, _ in done])
     faults.point("stock.give.after_finish")
-    for sku, _, _, entry, _ in planned:
+    for sku, _, _, entry, _ in done:
         _finished.add(sku, gives=[entry["op"]])
     return [sku for sku, *_ in planned]
+
+
+def _applied_here(planned: list) -> list:
+    """The moves of ``planned`` whose step 2 this writer applied. One it did
+    not was refused by a recovery's fence (the writer stalled past the
+    grace): the recovery applies it and finishes it, so this writer must
+    leave its ``back`` entry alone (the recovery applies only while the
+    entry is there) and never take the fence for its own finished entry."""
+    ops = [entry["op"] for *_, entry, _ in planned]
+    fenced = {
+        (doc["_id"], move["op"])
+        for doc in _inventories().find(
+            {"_id": {"$in": [p[0] for p in planned]}, "gives.op": {"$in": ops}},
+            {"gives": 1},
+        )
+        for move in doc.get("gives") or []
+        if move["op"] in ops and move.get("by") == RECOVERY
+    }
+    return [p for p in planned if (p[0], p[3]["op"]) not in fenced]
 
 
 def _holds_give(planned: list, sets: dict | None) -> list:
@@ -395,6 +421,8 @@ def _finish_backs(backs: list[tuple[str, str]]) -> None:
     """Step 3 of ``_give_all`` for (hold id, op) pairs: every hold left empty
     is deleted; the others' back entries go (a deleted hold matches
     nothing), which only a hold keeping units (a surplus) or a fence needs."""
+    if not backs:
+        return
     deleted = _holds().bulk_write(
         [DeleteOne(_last_back(hid, op)) for hid, op in backs], ordered=False
     )

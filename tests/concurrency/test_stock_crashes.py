@@ -13,6 +13,7 @@ import pytest
 from catalog import faults as stock_faults
 from catalog.selectors.stock import stock_journal, stock_level, stock_problems
 from catalog.services.stock import (
+    RECOVERY,
     _counter_gets,
     _finish_back,
     _hold_gets,
@@ -206,4 +207,43 @@ def test_a_recovery_that_read_the_hold_before_the_writer_finished_adds_nothing(
 
     level = stock_level(sku="SHOE")
     assert (level.free, level.held) == (10, 0)
+    assert stock_problems() == []
+
+
+def test_a_writer_refused_by_a_recovery_s_fence_leaves_the_move_to_it(
+    mongo_db, monkeypatch
+):
+    """The writer stalls after its hold's step; a recovery fences the
+    counter and, before it reads the hold again, the writer resumes: its
+    step 2 is refused, so it must leave the ``back`` entry for the recovery
+    (the recovery applies only while the entry is there) and never take the
+    fence for an entry of its own. The units go back once, and the fence
+    stays through the writer's next write to the counter."""
+    make_product(sku="SHOE", stock=10)
+    make_product(sku="HAT", stock=10)
+    cart_id = setup_cart()
+
+    def stall_then_fence(name):
+        if name == "stock.give.after_hold":
+            # What _recover_give writes first, for this cart's SHOE move.
+            hold = mongo_db.stock_holds.find_one({"_id": f"SHOE|{cart_id}"})
+            (entry,) = hold["back"]
+            fence = {"op": entry["op"], "hold": hold["_id"], "at": entry["at"]}
+            mongo_db.inventories.update_one(
+                {"_id": "SHOE", "gives.op": {"$ne": entry["op"]}},
+                {"$push": {"gives": {**fence, "by": RECOVERY, "fence": True}}},
+            )
+
+    monkeypatch.setattr(stock_faults, "point", stall_then_fence)
+    cart_remove_item(owner=ALICE, sku="SHOE", now=T0)
+    monkeypatch.undo()
+
+    assert mongo_db.stock_holds.count_documents({"back.0": {"$exists": True}}) == 1
+    reservations_reconcile(now=SOON)
+    cart_add_item(owner=ALICE, sku="SHOE", quantity=1, now=SOON)
+
+    level = stock_level(sku="SHOE")
+    assert (level.free, level.held, level.sold) == (9, 1, 0)
+    fences = mongo_db.inventories.find_one({"_id": "SHOE"})["gives"]
+    assert [(g["by"], g["fence"]) for g in fences] == [(RECOVERY, False)]
     assert stock_problems() == []

@@ -20,6 +20,8 @@ from catalog.selectors.stock import (
     stock_problems,
 )
 from catalog.services.stock import (
+    RECOVERY,
+    _finished,
     stock_adjust,
     stock_commit,
     stock_commit_all,
@@ -107,6 +109,18 @@ def test_the_reconciler_drops_finished_entries_without_fencing_their_holds(
     assert "void" not in mongo_db.stock_holds.find_one({"_id": "SKU-1|cart-b"})
     assert holds(mongo_db) == {"cart-b": 1}
     assert stock_problems() == []
+
+
+def test_a_recovery_s_fence_outlives_a_write_that_drops_its_op(mongo_db, sku):
+    """Only the cleanup's retention ends a recovery's fence: a write told to
+    drop that op's finished entry keeps it."""
+    fence = {"op": "x", "hold": "h", "at": NOW, "by": RECOVERY, "fence": False}
+    mongo_db.inventories.update_one({"_id": sku}, {"$push": {"gives": fence}})
+    _finished.add(sku, gives=["x"])
+
+    stock_reserve(sku=sku, cart_id="cart-a", quantity=1, now=NOW)
+
+    assert inventory(mongo_db)["gives"] == [fence]
 
 
 def test_reserve_fails_when_stock_is_short_and_changes_nothing(mongo_db, sku):
