@@ -11,7 +11,7 @@ from datetime import datetime
 from django.utils import timezone
 
 from config.schedules import Job
-from staff.selectors.dashboard import sales
+from staff.selectors.dashboard import top_products
 
 SCHEDULES: list[Job] = [
     Job("sum_sales_days", "staff.tasks.sum_sales_days", 5),
@@ -20,5 +20,5 @@ SCHEDULES: list[Job] = [
 
 def sum_sales_days(now: datetime | None = None) -> int:
     """The last days' per-product sums brought up to their counters (what
-    the dashboard reads); returns the products of its top list."""
-    return len(sales(now or timezone.now())[3])
+    the dashboard reads); returns how many products its top list shows."""
+    return len(top_products(now or timezone.now()))

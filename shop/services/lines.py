@@ -67,6 +67,11 @@ def missing_cart(owner: str, now: datetime, default: DomainError) -> DomainError
     return missing(latest, default)
 
 
+def _anonymous(owner) -> bool:
+    """No shopper identity yet (a first visit): no cart to find or make."""
+    return not isinstance(owner, str) or not owner
+
+
 def live_cart(owner: str, now: datetime, *, create: bool) -> Cart | None:
     """The owner's active cart within its hold (created if asked).
 
@@ -74,8 +79,7 @@ def live_cart(owner: str, now: datetime, *, create: bool) -> Cart | None:
     back) and a new one started: expiry never waits for the job.
     Raises CartPending while a checkout of the owner's cart runs.
     """
-    if not isinstance(owner, str) or not owner:
-        # No shopper identity yet (a first visit): no cart to find.
+    if _anonymous(owner):
         if create:
             raise CartNotFound()
         return None
@@ -109,7 +113,7 @@ def new_cart(
     before the insert, it makes the claimed cart itself (``owners.claim``),
     this insert finds it there, and the caller uses that cart instead.
     """
-    if not isinstance(owner, str) or not owner:
+    if _anonymous(owner):
         raise CartNotFound()
     cart, son = cart_document(owner, cart_id or uuid.uuid4().hex, now, lines)
     if not owners.claim(owner=owner, cart_id=cart.cart_id, now=now):
@@ -139,8 +143,11 @@ def first_line(
     costs no write of its own. None when another request of the owner made
     a live cart meanwhile: what was taken went back (``give_back``), and
     the caller takes again on that cart. A crash between the take and the
-    cart leaves a hold no cart lists, which the reconciler returns.
+    cart leaves a hold no cart lists, which the reconciler returns. Raises
+    CartNotFound for an owner without an identity, before taking anything.
     """
+    if _anonymous(owner):
+        raise CartNotFound()
     cart_id = uuid.uuid4().hex
     held = take(cart_id)
     faults.point(point)

@@ -35,7 +35,7 @@ from booking.services.seats import (
 from booking.values import Seat, SeatHold
 from shop import faults
 from shop.cart_state import ACTIVE, holds_anything, is_stale
-from shop.errors import CartChanged, CartNotFound, SeatsNotInCart, TooManySeats
+from shop.errors import CartChanged, SeatsNotInCart, TooManySeats
 from shop.kinds import TICKETS
 from shop.services import caps
 from shop.services.common import carts, touch, utcnow
@@ -135,8 +135,6 @@ def _hold_for(
     seats go straight back. ``count`` seats of ``session_id`` must fit the
     caps (``shop/services/caps.py``) before any is taken.
     """
-    if not isinstance(owner, str) or not owner:
-        raise CartNotFound()
     for _ in range(ATTEMPTS):
         cart = live_cart(owner, now, create=False)
         caps.hold_fits(cart, session_id, count)

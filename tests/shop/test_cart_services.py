@@ -18,6 +18,7 @@ from shop import faults
 from shop.documents import ACTIVE, CANCELED, EXPIRED
 from shop.errors import (
     CartExpired,
+    CartNotFound,
     ExtensionsUsed,
     LineNotInCart,
     QuantityTooLarge,
@@ -69,6 +70,19 @@ def test_a_first_add_makes_its_cart_with_the_line_once_the_units_are_held(
     assert [(line.sku, line.quantity) for line in cart.items] == [("LAST", 1)]
     assert lines(mongo_db, cart.cart_id) == {"LAST": 1}
     assert mongo_db.cart_owners.find_one({"_id": ALICE})["cart_id"] == cart.cart_id
+    assert invariant_problems() == []
+
+
+@pytest.mark.parametrize("owner", [None, ""])
+def test_an_add_without_a_shopper_identity_holds_nothing(mongo_db, now, owner):
+    make_product(sku="ANON", stock=3)
+
+    with pytest.raises(CartNotFound):
+        cart_add_item(owner=owner, sku="ANON", quantity=1, now=now)
+
+    assert stock(mongo_db, "ANON") == 3
+    assert mongo_db.stock_holds.count_documents({}) == 0
+    assert mongo_db.carts.count_documents({}) == 0
     assert invariant_problems() == []
 
 

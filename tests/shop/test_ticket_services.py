@@ -26,7 +26,7 @@ from booking.errors import (
 from booking.selectors import session_invariant_violations
 from shop import faults
 from shop.documents import ACTIVE, EXPIRED
-from shop.errors import CartExpired, CartPending, SeatsNotInCart
+from shop.errors import CartExpired, CartNotFound, CartPending, SeatsNotInCart
 from shop.selectors.carts import cart_units, cart_view
 from shop.selectors.invariants import invariant_problems
 from shop.services.carts import cart_add_item, cart_clear, cart_merge
@@ -97,6 +97,18 @@ def test_holding_seats_takes_them_on_the_session_and_lists_them_in_the_cart(
     assert session(mongo_db, show)["seatsAvailable"] == SMALL_SEATS - 2
     assert raw["expires_at"] == now + timedelta(minutes=30)
     assert cart_units(owner=ALICE, now=now) == 2
+    assert_clean()
+
+
+@pytest.mark.parametrize("owner", [None, ""])
+def test_a_hold_without_a_shopper_identity_takes_no_seat(mongo_db, show, now, owner):
+    with pytest.raises(CartNotFound):
+        cart_hold_seats(owner=owner, session_id=show, seats=((0, 1),), now=now)
+
+    assert held_by(mongo_db, show) == {}
+    assert session(mongo_db, show)["seatsAvailable"] == SMALL_SEATS
+    assert mongo_db.seat_holds.count_documents({}) == 0
+    assert mongo_db.carts.count_documents({}) == 0
     assert_clean()
 
 
