@@ -11,7 +11,7 @@ from django.core.mail import EmailMessage
 from django.utils import timezone
 from django_q.models import Schedule
 from django_q.tasks import schedule
-from pymongo.errors import DuplicateKeyError
+from mongoengine.errors import NotUniqueError
 
 from accounts.documents import SentEmail
 from accounts.mail import order_email
@@ -51,9 +51,15 @@ def send_order_email(order_id: str, kind: str, attempt: int = 1) -> str:
         return _retry("send_order_email", (order_id, kind), attempt, exc)
     try:
         SentEmail(key=key, to=order.email, at=timezone.now()).save(force_insert=True)
-    except DuplicateKeyError:
+    except NotUniqueError:  # MongoEngine's duplicate key
         pass  # a concurrent run sent it too; the record exists
     return "sent"
+
+
+def send_order_emails(order_ids: list[str], kind: str) -> str:
+    """``send_order_email`` of each order (paid orders announced together:
+    one task for all); what each came to, in order."""
+    return ", ".join(send_order_email(order_id, kind) for order_id in order_ids)
 
 
 def send_rendered(
