@@ -17,6 +17,9 @@ class AccountsConfig(AppConfig):
         events.order_moved.connect(
             receivers.order_moved, dispatch_uid="accounts.order_emails"
         )
+        events.orders_paid.connect(
+            receivers.orders_paid, dispatch_uid="accounts.paid_emails"
+        )
         events.order_paid_again.connect(
             receivers.order_paid_again, dispatch_uid="accounts.order_email_again"
         )

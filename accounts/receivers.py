@@ -9,12 +9,14 @@ from shop.documents import PAID, REFUNDED
 
 log = logging.getLogger("marquee.accounts.mail")
 
+# Payments are announced by ``orders_paid``, the other moves by
+# ``order_moved``.
 EMAIL_ON = {PAID: "paid", REFUNDED: "refunded"}
 
 
 def order_moved(sender, order, before, after, at, **kwargs) -> None:
-    """Queue the confirmation of a paid or refunded order. Never raises: the
-    order changed already, and a queue that fails must not undo a page."""
+    """Queue the confirmation of a refunded order. Never raises: the order
+    changed already, and a queue that fails must not undo a page."""
     kind = EMAIL_ON.get(after)
     if kind is None:
         return
@@ -22,6 +24,13 @@ def order_moved(sender, order, before, after, at, **kwargs) -> None:
         queue("send_order_email", str(order["_id"]), kind)
     except Exception:
         log.exception("order %s: could not queue its %s email", order["number"], kind)
+
+
+def orders_paid(sender, paid, **kwargs) -> None:
+    """Queue the confirmations of paid orders announced together: one task
+    for all (it sends each order's email once). Raises if the queue fails:
+    the orders stay to be announced again (shop.services.settle)."""
+    queue("send_order_emails", [str(order["_id"]) for order, _ in paid], "paid")
 
 
 def order_paid_again(sender, order_id, **kwargs) -> None:

@@ -25,7 +25,7 @@ class ActivityConfig(AppConfig):
             r.on_cart_line_changed, dispatch_uid="activity.cart"
         )
         shop.seats_changed.connect(r.on_seats_changed, dispatch_uid="activity.seats")
-        shop.order_moved.connect(r.on_order_moved, dispatch_uid="activity.order")
+        shop.orders_paid.connect(r.on_orders_paid, dispatch_uid="activity.order")
         shop.order_paid_again.connect(
             r.on_order_paid_again, dispatch_uid="activity.order_again"
         )

@@ -29,7 +29,10 @@ def post_worker_init(worker):
 
 def worker_exit(server, worker):
     """Write out the activity events this worker still queues (the log's
-    batching writer loses at most the last second only to a hard crash)."""
+    batching writer loses at most the last second only to a hard crash) and
+    announce the payments it holds (else the reconciler would, later)."""
     from activity.services.writer import shutdown
+    from shop.services import settle
 
     shutdown()
+    settle.shutdown()

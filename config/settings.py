@@ -193,6 +193,15 @@ SHOP_CHECKOUT_LEASE_SECONDS = int(os.environ.get("MARQUEE_CHECKOUT_LEASE", "45")
 # How long an ended cart (expired, canceled, complete) is kept before the
 # purge_carts job deletes it; its order keeps everything the order needs.
 CART_RETENTION_DAYS = float(os.environ.get("MARQUEE_CART_RETENTION_DAYS", "7"))
+# What follows a payment (audit entry, sales counters, email) is announced
+# by each process's settler, in batches: every SHOP_SETTLE_SECONDS or as
+# soon as SHOP_SETTLE_BATCH orders wait; the reconciler settles an order left
+# marked for SHOP_SETTLE_GRACE_SECONDS (shop.services.settle). SYNC: at once,
+# in the checkout (tests).
+SHOP_SETTLE_SYNC = _env_bool("MARQUEE_SETTLE_SYNC")
+SHOP_SETTLE_SECONDS = float(os.environ.get("MARQUEE_SETTLE_SECONDS", "0.2"))
+SHOP_SETTLE_BATCH = int(os.environ.get("MARQUEE_SETTLE_BATCH", "100"))
+SHOP_SETTLE_GRACE_SECONDS = int(os.environ.get("MARQUEE_SETTLE_GRACE", "60"))
 
 # --- Browse --------------------------------------------------------------
 # The in-memory facet index of each department (catalog.selectors.

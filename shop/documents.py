@@ -262,6 +262,22 @@ class Order(Document):
     }
 
 
+class PaymentToAnnounce(Document):
+    """A paid order whose payment is not yet announced (the outbox of
+    shop.services.settle): written right after the order is marked paid,
+    deleted once ``events.orders_paid`` has run for it. A small document of
+    its own, so that neither costs a rewrite of the order."""
+
+    order_id = me.ObjectIdField(primary_key=True)
+    at = me.DateTimeField(required=True)
+
+    meta = {
+        "collection": "payments_to_announce",
+        # The reconciler's sweep: those left longer than the grace.
+        "indexes": [{"fields": ["at"]}],
+    }
+
+
 class Sequence(Document):
     """A named counter, advanced with ``$inc`` (order numbers)."""
 

@@ -5,7 +5,8 @@ signal is sent right after the conditional update that made the change, and
 only when that update matched, so a change is announced once. Receivers run
 in the same process and the same request (Django's signals are
 synchronous); the back office connects its audit trail and sales counters
-in ``StaffConfig.ready``.
+in ``StaffConfig.ready``. A payment is the exception: it is announced a
+moment later, in batches (``orders_paid``).
 """
 
 from django.dispatch import Signal
@@ -21,6 +22,13 @@ cart_order_moved = Signal()
 order_paid_again = Signal()
 # cart_id, before, after, at.
 cart_moved = Signal()
+# paid: [(order, context)], orders just marked paid, announced together
+# after their checkouts answered (shop.services.settle), each with the
+# contextvars of the code that paid it (None when the reconciler settles it).
+# Instead of ``order_moved`` for ``-> paid``. An order may be announced
+# again (the reconciler meeting an order a settler is announcing): every
+# receiver does its part once per order.
+orders_paid = Signal()
 
 # --- What a shopper did, sent by the shop's views once the service has made
 # the change (the activity log listens; nothing else depends on them).

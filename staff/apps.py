@@ -23,6 +23,7 @@ class StaffConfig(AppConfig):
         from staff.services import trail
 
         events.order_moved.connect(trail.on_order_moved, dispatch_uid="staff.order")
+        events.orders_paid.connect(trail.on_orders_paid, dispatch_uid="staff.paid")
         events.cart_order_moved.connect(
             trail.on_cart_order_moved, dispatch_uid="staff.cart_order"
         )

@@ -85,6 +85,14 @@ def activity_written(mongo_db):
 
 
 @pytest.fixture(autouse=True)
+def payments_announced_at_once(settings):
+    """A checkout announces its payment itself (audit entry, counters,
+    email), so a test sees them when the checkout returns; the settler's
+    batches have tests of their own (tests/shop/test_settle.py)."""
+    settings.SHOP_SETTLE_SYNC = True
+
+
+@pytest.fixture(autouse=True)
 def browse_index_at_once(settings):
     """Browse indexes are built within the request that needs them, so a
     test sees the index's answer, never a race with a background build

@@ -16,7 +16,6 @@ from catalog.documents import location_parts
 from shop.documents import Order
 from shop.identity import owner_of
 
-PAID = "paid"
 PRODUCT, TICKET = "product", "ticket"
 
 
@@ -109,8 +108,10 @@ def order_paid(order: dict) -> None:
     )
 
 
-def on_order_moved(sender, *, order, after, **kwargs) -> None:
-    if after == PAID:
+def on_orders_paid(sender, *, paid, **kwargs) -> None:
+    """Orders paid, announced together (the same ``_id`` per order: an
+    order announced again is logged once)."""
+    for order, _ in paid:
         order_paid(order)
 
 

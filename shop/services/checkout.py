@@ -23,9 +23,11 @@ The steps and what each leaves behind if the process dies right after it:
    charge went through (a resubmit charges the same reference).
 4. the charge through the payment provider, once per attempt reference.
    Declined: the cart goes back to active with its holds intact.
-5. the order ``paid``, with the attempt that paid; 6. every line's hold
-   committed (units sold); 7. the cart ``complete``. Left after 5 or 6: the
-   commits are finished.
+5. the order ``paid``, with the attempt that paid, then its payment
+   handed to be announced (its audit entry, counters and email follow a
+   moment later, in a batch: shop.services.settle); 6. every line's hold
+   committed (units sold); 7. the cart ``complete``. Left after 5 or 6:
+   the commits are finished and the payment announced.
 """
 
 import logging
@@ -74,7 +76,7 @@ from shop.payments import (
     PaymentError,
     provider,
 )
-from shop.services import owners
+from shop.services import owners, settle
 from shop.services.common import (
     carts,
     hold_time,
@@ -469,12 +471,12 @@ def _fulfil(
     """
     paid = None if charge is None else _mark_paid(order, charge, attempt, now)
     if paid is not None:
-        # Paid, not yet announced: a run that stops here leaves the order's
-        # receivers to ``order_paid_again`` when the checkout is finished.
+        # Paid, not yet announced: a run that stops here (its cart still
+        # pending) leaves the order's receivers to ``order_paid_again``
+        # when the checkout is finished. From ``later`` on, the payment is
+        # the settler's, or the reconciler's (``orders_settle``).
         faults.point("checkout.after_paid_write")
-        events.order_moved.send(
-            sender=None, order=paid, before=PENDING_PAYMENT, after=PAID, at=now
-        )
+        settle.later(paid, now)
     else:  # finishing a paid order: counted, even if a crash came in between
         events.order_paid_again.send(sender=None, order_id=order["_id"])
     faults.point("checkout.after_paid")

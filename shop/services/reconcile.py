@@ -16,6 +16,7 @@ from shop.services.checkout import checkouts_recover
 from shop.services.common import carts, load_cart, utcnow
 from shop.services.expiry import cart_expire
 from shop.services.orders import orders_cancel_recover
+from shop.services.settle import orders_settle
 
 # Entries and carts changed more recently than this may belong to a service
 # between its two writes right now: they are left for the next run.
@@ -27,6 +28,7 @@ _BATCH = 500
 class ReconcileReport:
     recovered: int = 0  # checkouts finished or undone
     canceled: int = 0  # order cancellations finished
+    announced: int = 0  # payments no settler announced (shop.services.settle)
     released: int = 0  # entries no live cart lists
     fitted: int = 0  # entries resized to their cart's line
     refreshed: int = 0  # entries confirmed and stamped
@@ -47,7 +49,8 @@ def reservations_reconcile(*, now: datetime | None = None) -> ReconcileReport:
     """Release, resize or confirm every reservation entry against its cart.
 
     First checkouts stuck in ``pending`` are finished or undone, order
-    cancellations stuck in ``refunding`` are finished, and each kind's
+    cancellations stuck in ``refunding`` are finished, payments no settler
+    announced are announced, and each kind's
     resource settles its own interrupted work. Then, for each entry
     older than RECONCILE_GRACE: its cart missing or finished, or not listing
     it -> released (guarded on the entry being unchanged); cart past its hold
@@ -60,6 +63,7 @@ def reservations_reconcile(*, now: datetime | None = None) -> ReconcileReport:
     report = ReconcileReport(
         recovered=checkouts_recover(now=now),
         canceled=orders_cancel_recover(now=now),
+        announced=orders_settle(now=now),
     )
     for kind in KINDS:
         kind.settle()

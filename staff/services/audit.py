@@ -12,8 +12,11 @@ from contextlib import contextmanager
 from datetime import datetime
 
 from django.utils import timezone
+from pymongo.errors import BulkWriteError
 
 from staff.documents import AuditEntry
+
+DUPLICATE_KEY = 11000
 
 SHOPPER = "shopper"
 _actor: contextvars.ContextVar[tuple[str, str]] = contextvars.ContextVar(
@@ -66,3 +69,24 @@ def audit_record(
             "details": details or {},
         }
     )
+
+
+def audit_once(entries: list[dict], *, actors: list[tuple[str, str] | None]) -> int:
+    """Append entries that carry their own ``_id`` (one per thing that
+    happens once: an order's payment), in one insert; an entry whose
+    ``_id`` is there already is not added again. ``actors``: each entry's
+    (actor, reason), as ``current_actor`` gave it where the thing happened;
+    None for the current one. Returns how many were added."""
+    docs = []
+    for entry, acting in zip(entries, actors, strict=True):
+        actor, reason = acting or _actor.get()
+        docs.append({"actor": actor, "reason": reason, **entry})
+    if not docs:
+        return 0
+    try:
+        return len(AuditEntry.coll().insert_many(docs, ordered=False).inserted_ids)
+    except BulkWriteError as exc:
+        errors = exc.details.get("writeErrors", [])
+        if any(error.get("code") != DUPLICATE_KEY for error in errors):
+            raise
+        return exc.details.get("nInserted", 0)

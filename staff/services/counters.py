@@ -26,6 +26,7 @@ one a bucket per ``BLOCK`` orders; a day is the sum of its buckets, added
 up when read (``staff.selectors.dashboard``).
 """
 
+from collections import Counter
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -97,6 +98,25 @@ def count_sale(order: dict) -> bool:
     return _count(order, order["paid_at"], "paid", 1)
 
 
+def count_sales(orders: list[dict]) -> int:
+    """``count_sale`` of each order, with one update per bucket for the
+    orders that share it (a settler's batch); how many were counted now.
+    A bucket that lists one of them already refuses the update: its orders
+    are then counted one by one, each once."""
+    by_bucket: dict[str, list[dict]] = {}
+    for order in orders:
+        if order.get("paid_at"):
+            bucket, _ = bucket_of(order["number"], order["paid_at"])
+            by_bucket.setdefault(bucket, []).append(order)
+    counted = 0
+    for group in by_bucket.values():
+        if len(group) > 1 and _count_all(group, "paid"):
+            counted += len(group)
+        else:
+            counted += sum(count_sale(order) for order in group)
+    return counted
+
+
 def count_refund(order: dict) -> bool:
     """Count a canceled paid order in the hour of its ``canceled_at`` (once)."""
     if not order.get("canceled_at") or not order.get("paid_at"):
@@ -113,7 +133,28 @@ def _count(order: dict, at: datetime, listed: str, sign: int) -> bool:
         "$push": {listed: number},
         "$setOnInsert": {"kind": "hour", "start": start},
     }
-    guard = {"_id": bucket, listed: {"$ne": number}}
+    return _upsert({"_id": bucket, listed: {"$ne": number}}, update)
+
+
+def _count_all(orders: list[dict], listed: str) -> bool:
+    """Paid orders of one bucket (distinct numbers) in one guarded upsert,
+    all or none: True if it counted them, False if the bucket lists one."""
+    numbers = [order["number"] for order in orders]
+    if len(set(numbers)) < len(numbers):
+        return False
+    bucket, start = bucket_of(numbers[0], orders[0]["paid_at"])
+    figures: Counter[str] = Counter()
+    for order in orders:
+        figures.update(sale_figures(order))
+    update = {
+        "$inc": dict(figures),
+        "$push": {listed: {"$each": numbers}},
+        "$setOnInsert": {"kind": "hour", "start": start},
+    }
+    return _upsert({"_id": bucket, listed: {"$nin": numbers}}, update)
+
+
+def _upsert(guard: dict, update: dict) -> bool:
     try:
         counters().update_one(guard, update, upsert=True)
         return True

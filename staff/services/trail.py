@@ -3,18 +3,24 @@
 The receivers of shop.events (connected in StaffConfig.ready). The shop
 sends ``order_moved`` right after the conditional update that moved an
 order, only when that update matched: the update is the guard, so each
-transition is recorded once. It writes the audit entry and, for ``paid`` and
+transition is recorded once. It writes the audit entry and, for
 ``refunding``, moves the sales counters (themselves idempotent per order,
 which covers a retry after a crash between the two writes).
+
+Payments come in batches, a moment after their checkouts (``orders_paid``,
+shop.services.settle): one insert of their audit entries and one counter
+update per hour bucket. An order may be announced again, so each part is
+done once per order: a payment's audit entry has its order's ``_id``, and a
+bucket lists the orders it counted.
 """
 
+from contextvars import Context
 from datetime import datetime
 
 from config.decimals import decimal_of
 from shop.documents import PAID, PENDING_PAYMENT, REFUNDED, REFUNDING, Order
-from staff.documents import AuditEntry
-from staff.services.audit import audit_record
-from staff.services.counters import count_refund, count_sale
+from staff.services.audit import audit_once, audit_record, current_actor
+from staff.services.counters import count_refund, count_sales
 
 PAID_ACTION = f"order {PAID}"
 
@@ -28,9 +34,7 @@ def order_moved(order: dict, *, before: str | None, after: str, at: datetime) ->
     audit entry, not two."""
     if before is None:
         return
-    if after == PAID:
-        count_sale(order)
-    elif after in (REFUNDING, REFUNDED):
+    if after in (REFUNDING, REFUNDED):
         count_refund(order)
     audit_record(
         action=f"order {after}",
@@ -39,31 +43,31 @@ def order_moved(order: dict, *, before: str | None, after: str, at: datetime) ->
         before=before,
         after=after,
         at=at,
-        details=_paid_details(order) if after == PAID else None,
     )
 
 
-def _paid_details(order: dict) -> dict:
-    return {"total": str(decimal_of(order["total"]))}
-
-
-def _paid_entry(order: dict) -> None:
-    """The trail's "order paid" entry of a paid order, written now if the
-    run that paid it stopped before it did (a recovery, so one read)."""
-    entry = AuditEntry.coll().find_one(
-        {"object_kind": "order", "object_id": order["number"], "action": PAID_ACTION},
-        {"_id": 1},
+def orders_paid(paid: list[tuple[dict, Context | None]]) -> None:
+    """Count the paid orders and put each on the trail, once per order.
+    The actor is the one of the code that paid it (``context``), or, for
+    an order the reconciler announces, the reconciler's."""
+    count_sales([order for order, _ in paid])
+    audit_once(
+        [
+            {
+                # One "order paid" entry per order: a second is a duplicate.
+                "_id": order["_id"],
+                "action": PAID_ACTION,
+                "object_kind": "order",
+                "object_id": order["number"],
+                "before": PENDING_PAYMENT,
+                "after": PAID,
+                "at": order["paid_at"],
+                "details": {"total": str(decimal_of(order["total"]))},
+            }
+            for order, _ in paid
+        ],
+        actors=[context.run(current_actor) if context else None for _, context in paid],
     )
-    if entry is None:
-        audit_record(
-            action=PAID_ACTION,
-            object_kind="order",
-            object_id=order["number"],
-            before=PENDING_PAYMENT,
-            after=PAID,
-            at=order["paid_at"],
-            details=_paid_details(order),
-        )
 
 
 def order_of_cart_moved(cart_id: str, *, before: str, after: str, at: datetime) -> None:
@@ -78,8 +82,7 @@ def sale_counted(order_pk) -> None:
     the order was marked paid and before either was written."""
     raw = Order.coll().find_one({"_id": order_pk})
     if raw is not None and raw.get("paid_at"):
-        count_sale(raw)
-        _paid_entry(raw)
+        orders_paid([(raw, None)])
         if raw.get("canceled_at") and raw["state"] in (REFUNDING, REFUNDED):
             count_refund(raw)
 
@@ -100,6 +103,10 @@ def cart_moved(cart_id: str, *, before: str, after: str, at: datetime) -> None:
 
 def on_order_moved(sender, *, order, before, after, at, **kwargs) -> None:
     order_moved(order, before=before, after=after, at=at)
+
+
+def on_orders_paid(sender, *, paid, **kwargs) -> None:
+    orders_paid(paid)
 
 
 def on_cart_order_moved(sender, *, cart_id, before, after, at, **kwargs) -> None:

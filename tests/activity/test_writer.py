@@ -94,7 +94,7 @@ def test_a_web_workers_exit_writes_what_its_pages_queued(mongo_db, monkeypatch):
     from activity.services import writer as module
     from config.gunicorn import worker_exit
 
-    monkeypatch.setattr(module, "_writer", None)  # this test's own writer
+    monkeypatch.setattr(module._process, "_writer", None)  # this test's own writer
     slow = module.writer()
     slow._interval = 3600  # no timer flush: only the exit writes
     for n in range(3):
