@@ -20,7 +20,4 @@ class AccountsConfig(AppConfig):
         events.orders_paid.connect(
             receivers.orders_paid, dispatch_uid="accounts.paid_emails"
         )
-        events.order_paid_again.connect(
-            receivers.order_paid_again, dispatch_uid="accounts.order_email_again"
-        )
         user_logged_out.connect(receivers.logged_out, dispatch_uid="accounts.bye")

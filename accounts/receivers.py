@@ -5,13 +5,13 @@ import logging
 from django.contrib import messages
 
 from accounts.mail import queue
-from shop.documents import PAID, REFUNDED
+from shop.documents import REFUNDED
 
 log = logging.getLogger("marquee.accounts.mail")
 
-# Payments are announced by ``orders_paid``, the other moves by
-# ``order_moved``.
-EMAIL_ON = {PAID: "paid", REFUNDED: "refunded"}
+# The moves ``order_moved`` announces that send an email (a payment is
+# announced by ``orders_paid``).
+EMAIL_ON = {REFUNDED: "refunded"}
 
 
 def order_moved(sender, order, before, after, at, **kwargs) -> None:
@@ -31,17 +31,6 @@ def orders_paid(sender, paid, **kwargs) -> None:
     for all (it sends each order's email once). Raises if the queue fails:
     the orders stay to be announced again (shop.services.settle)."""
     queue("send_order_emails", [str(order["_id"]) for order, _ in paid], "paid")
-
-
-def order_paid_again(sender, order_id, **kwargs) -> None:
-    """A paid order met again by a checkout finished after a crash: queue
-    its confirmation, in case the first run stopped before it did (the task
-    sends an order's email once, so a confirmation already sent is not sent
-    again). Never raises, as ``order_moved``."""
-    try:
-        queue("send_order_email", str(order_id), EMAIL_ON[PAID])
-    except Exception:
-        log.exception("order %s: could not queue its paid email", order_id)
 
 
 def logged_out(sender, request, user, **kwargs) -> None:

@@ -26,9 +26,6 @@ class ActivityConfig(AppConfig):
         )
         shop.seats_changed.connect(r.on_seats_changed, dispatch_uid="activity.seats")
         shop.orders_paid.connect(r.on_orders_paid, dispatch_uid="activity.order")
-        shop.order_paid_again.connect(
-            r.on_order_paid_again, dispatch_uid="activity.order_again"
-        )
         post_delete.connect(
             on_user_deleted, sender=get_user_model(), dispatch_uid="activity.user"
         )

@@ -19,8 +19,14 @@ import mongoengine
 from django.apps import apps
 from django.conf import settings
 from pymongo import MongoClient
+from pymongo.collection import Collection
 from pymongo.database import Database
-from pymongo.errors import ConfigurationError, InvalidURI, PyMongoError
+from pymongo.errors import (
+    BulkWriteError,
+    ConfigurationError,
+    InvalidURI,
+    PyMongoError,
+)
 from pymongo.uri_parser import parse_uri
 
 log = logging.getLogger("marquee.mongo")
@@ -265,3 +271,23 @@ def is_empty() -> bool:
         for name in database.list_collection_names()
         if not name.startswith("system.")
     )
+
+
+DUPLICATE_KEY = 11000
+
+
+def insert_new(collection: Collection, documents: list[dict]) -> list[int]:
+    """Insert, in one unordered command, the documents whose ``_id`` is not
+    there yet; the positions of those inserted. Any error but a duplicate
+    key is raised."""
+    if not documents:
+        return []
+    try:
+        collection.insert_many(documents, ordered=False)
+    except BulkWriteError as exc:
+        errors = exc.details.get("writeErrors", [])
+        if any(e.get("code") != DUPLICATE_KEY for e in errors):
+            raise
+        duplicates = {e["index"] for e in errors}
+        return [i for i in range(len(documents)) if i not in duplicates]
+    return list(range(len(documents)))

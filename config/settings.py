@@ -195,9 +195,9 @@ SHOP_CHECKOUT_LEASE_SECONDS = int(os.environ.get("MARQUEE_CHECKOUT_LEASE", "45")
 CART_RETENTION_DAYS = float(os.environ.get("MARQUEE_CART_RETENTION_DAYS", "7"))
 # What follows a payment (audit entry, sales counters, email) is announced
 # by each process's settler, in batches: every SHOP_SETTLE_SECONDS or as
-# soon as SHOP_SETTLE_BATCH orders wait; the reconciler settles an order left
-# marked for SHOP_SETTLE_GRACE_SECONDS (shop.services.settle). SYNC: at once,
-# in the checkout (tests).
+# soon as SHOP_SETTLE_BATCH orders wait; the reconciler announces a payment
+# whose outbox entry is older than SHOP_SETTLE_GRACE_SECONDS
+# (shop.services.settle). SYNC: at once, in the checkout (tests).
 SHOP_SETTLE_SYNC = _env_bool("MARQUEE_SETTLE_SYNC")
 SHOP_SETTLE_SECONDS = float(os.environ.get("MARQUEE_SETTLE_SECONDS", "0.2"))
 SHOP_SETTLE_BATCH = int(os.environ.get("MARQUEE_SETTLE_BATCH", "100"))

@@ -17,17 +17,15 @@ order_moved = Signal()
 # cart_id, before, after, at: the order of this cart changed state (the
 # sender knows the cart, not the order).
 cart_order_moved = Signal()
-# order_id: a paid order met again by a checkout finished after a crash; a
-# receiver makes sure what the first run should have done is done.
-order_paid_again = Signal()
 # cart_id, before, after, at.
 cart_moved = Signal()
 # paid: [(order, context)], orders just marked paid, announced together
 # after their checkouts answered (shop.services.settle), each with the
 # contextvars of the code that paid it (None when the reconciler settles it).
 # Instead of ``order_moved`` for ``-> paid``. An order may be announced
-# again (the reconciler meeting an order a settler is announcing): every
-# receiver does its part once per order.
+# again (the reconciler meeting an order a settler is announcing, a
+# checkout finished after a crash): every receiver does its part once per
+# order.
 orders_paid = Signal()
 
 # --- What a shopper did, sent by the shop's views once the service has made

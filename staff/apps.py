@@ -27,9 +27,6 @@ class StaffConfig(AppConfig):
         events.cart_order_moved.connect(
             trail.on_cart_order_moved, dispatch_uid="staff.cart_order"
         )
-        events.order_paid_again.connect(
-            trail.on_order_paid_again, dispatch_uid="staff.paid_again"
-        )
         events.cart_moved.connect(trail.on_cart_moved, dispatch_uid="staff.cart")
 
 

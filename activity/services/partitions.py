@@ -14,7 +14,6 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from pymongo.collection import Collection
 from pymongo.database import Database
-from pymongo.errors import BulkWriteError
 
 from activity import kinds, periods
 from catalog.selectors.offers import items_of_skus
@@ -24,7 +23,6 @@ log = logging.getLogger("marquee.activity")
 
 # Time-bounded reads of a shopper's and of an item's activity.
 INDEXES = ([("user", 1), ("ts", 1)], [("item", 1), ("ts", 1)])
-DUPLICATE_KEY = 11000
 
 # Partitions this process has seen with their indexes, per database.
 _ready: set[tuple[str, str]] = set()
@@ -78,13 +76,7 @@ def activity_write(docs: Iterable[dict], database: Database | None = None) -> in
     inserted = 0
     for name, batch in by_partition.items():
         coll = partition_ensure(name, database)
-        try:
-            inserted += len(coll.insert_many(batch, ordered=False).inserted_ids)
-        except BulkWriteError as exc:
-            errors = exc.details.get("writeErrors", [])
-            if any(e.get("code") != DUPLICATE_KEY for e in errors):
-                raise
-            inserted += exc.details.get("nInserted", 0)
+        inserted += len(mongo.insert_new(coll, batch))
     return inserted
 
 

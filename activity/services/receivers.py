@@ -13,7 +13,6 @@ from django.utils import timezone
 from activity import kinds
 from activity.services.writer import record
 from catalog.documents import location_parts
-from shop.documents import Order
 from shop.identity import owner_of
 
 PRODUCT, TICKET = "product", "ticket"
@@ -113,11 +112,3 @@ def on_orders_paid(sender, *, paid, **kwargs) -> None:
     order announced again is logged once)."""
     for order, _ in paid:
         order_paid(order)
-
-
-def on_order_paid_again(sender, *, order_id, **kwargs) -> None:
-    """A paid order met again after a crash: logged in case the first run
-    stopped before it was (the same ``_id``: never twice)."""
-    raw = Order.coll().find_one({"_id": order_id})
-    if raw is not None and raw.get("paid_at"):
-        order_paid(raw)

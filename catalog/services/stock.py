@@ -49,7 +49,7 @@ from datetime import datetime
 from django.utils import timezone
 from pymongo import DeleteOne, UpdateOne
 from pymongo.collection import Collection
-from pymongo.errors import BulkWriteError, DuplicateKeyError
+from pymongo.errors import DuplicateKeyError
 
 from catalog import faults
 from catalog.documents import Inventory, StockHoldDoc, StockMovement, hold_id
@@ -62,6 +62,7 @@ from catalog.errors import (
     ReservationMissing,
 )
 from config.errors import DomainError
+from config.mongo import insert_new
 
 # Attempts of a read-then-conditional-update loop before giving up; each
 # retry means another writer changed the same hold in between.
@@ -947,7 +948,7 @@ def stock_locations_create(
     counters and holds untouched). Returns how many were created."""
     now = now or timezone.now()
     docs = [_new_inventory(key, now, extra) for key, extra in fields.items()]
-    return len(_insert_new(_inventories(), docs)) if docs else 0
+    return len(insert_new(_inventories(), docs))
 
 
 def _apply_next(sku: str, seq: int) -> bool:
@@ -1128,7 +1129,7 @@ def stock_open(
         return 0
     now = now or timezone.now()
     fields = fields or {}
-    _insert_new(
+    insert_new(
         _inventories(), [_new_inventory(sku, now, fields.get(sku)) for sku in wanted]
     )
     entries = [
@@ -1142,7 +1143,7 @@ def stock_open(
         }
         for sku, q in wanted.items()
     ]
-    opened = _insert_new(_ledger(), [{**e, "pending": True} for e in entries])
+    opened = insert_new(_ledger(), [{**e, "pending": True} for e in entries])
     skus = [entries[i]["sku"] for i in opened]
     if not skus:
         return 0
@@ -1151,18 +1152,6 @@ def stock_open(
         {"sku": {"$in": skus}, "seq": 1, "pending": True}, {"$unset": {"pending": ""}}
     )
     return len(skus)
-
-
-def _insert_new(collection: Collection, documents: list[dict]) -> list[int]:
-    """Insert what is not there yet; the positions of the documents inserted."""
-    try:
-        collection.insert_many(documents, ordered=False)
-    except BulkWriteError as exc:
-        if any(e["code"] != 11000 for e in exc.details["writeErrors"]):
-            raise
-        duplicates = {e["index"] for e in exc.details["writeErrors"]}
-        return [i for i in range(len(documents)) if i not in duplicates]
-    return list(range(len(documents)))
 
 
 def stock_ledger_settle() -> int:

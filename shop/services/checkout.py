@@ -472,13 +472,15 @@ def _fulfil(
     paid = None if charge is None else _mark_paid(order, charge, attempt, now)
     if paid is not None:
         # Paid, not yet announced: a run that stops here (its cart still
-        # pending) leaves the order's receivers to ``order_paid_again``
-        # when the checkout is finished. From ``later`` on, the payment is
-        # the settler's, or the reconciler's (``orders_settle``).
+        # pending) leaves the announcement to whoever finishes the checkout
+        # (the branch below). From ``later`` on, the payment is the
+        # settler's, or the reconciler's (``orders_settle``).
         faults.point("checkout.after_paid_write")
         settle.later(paid, now)
-    else:  # finishing a paid order: counted, even if a crash came in between
-        events.order_paid_again.send(sender=None, order_id=order["_id"])
+    else:
+        # Finishing a paid order: announced again, in case the run that
+        # paid it stopped before it did (each receiver does its part once).
+        settle.later(order, now)
     faults.point("checkout.after_paid")
     if cart is None:
         cart = load_cart(carts().find_one({"_id": cart_id}))

@@ -9,8 +9,8 @@ checkout; written together they cost a command per batch:
 * Right after the write that marks the order paid, a small
   ``PaymentToAnnounce`` (``_id``: the order's) records that its payment
   is to be announced: the outbox. A crash before it leaves the cart
-  pending, and finishing that checkout announces the payment
-  (``order_paid_again``).
+  pending, and whoever finishes that checkout announces the payment
+  through ``later`` too.
 * The checkout hands the order to this process's settler, a batching queue
   (config.batching) that announces what waits every
   ``SHOP_SETTLE_SECONDS`` or as soon as ``SHOP_SETTLE_BATCH`` orders wait:

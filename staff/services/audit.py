@@ -12,11 +12,9 @@ from contextlib import contextmanager
 from datetime import datetime
 
 from django.utils import timezone
-from pymongo.errors import BulkWriteError
 
+from config.mongo import insert_new
 from staff.documents import AuditEntry
-
-DUPLICATE_KEY = 11000
 
 SHOPPER = "shopper"
 _actor: contextvars.ContextVar[tuple[str, str]] = contextvars.ContextVar(
@@ -81,12 +79,4 @@ def audit_once(entries: list[dict], *, actors: list[tuple[str, str] | None]) -> 
     for entry, acting in zip(entries, actors, strict=True):
         actor, reason = acting or _actor.get()
         docs.append({"actor": actor, "reason": reason, **entry})
-    if not docs:
-        return 0
-    try:
-        return len(AuditEntry.coll().insert_many(docs, ordered=False).inserted_ids)
-    except BulkWriteError as exc:
-        errors = exc.details.get("writeErrors", [])
-        if any(error.get("code") != DUPLICATE_KEY for error in errors):
-            raise
-        return exc.details.get("nInserted", 0)
+    return len(insert_new(AuditEntry.coll(), docs))

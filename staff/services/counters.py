@@ -95,7 +95,7 @@ def count_sale(order: dict) -> bool:
     """Count a paid order in the hour of its ``paid_at`` (once)."""
     if not order.get("paid_at"):
         return False
-    return _count(order, order["paid_at"], "paid", 1)
+    return _count([order], order["paid_at"], "paid", 1)
 
 
 def count_sales(orders: list[dict]) -> int:
@@ -110,7 +110,7 @@ def count_sales(orders: list[dict]) -> int:
             by_bucket.setdefault(bucket, []).append(order)
     counted = 0
     for group in by_bucket.values():
-        if len(group) > 1 and _count_all(group, "paid"):
+        if len(group) > 1 and _count(group, group[0]["paid_at"], "paid", 1):
             counted += len(group)
         else:
             counted += sum(count_sale(order) for order in group)
@@ -121,31 +121,20 @@ def count_refund(order: dict) -> bool:
     """Count a canceled paid order in the hour of its ``canceled_at`` (once)."""
     if not order.get("canceled_at") or not order.get("paid_at"):
         return False
-    return _count(order, order["canceled_at"], "refunded_orders", -1)
+    return _count([order], order["canceled_at"], "refunded_orders", -1)
 
 
-def _count(order: dict, at: datetime, listed: str, sign: int) -> bool:
-    """One guarded upsert: True if it counted, False if counted before."""
-    number = order["number"]
-    bucket, start = bucket_of(number, at)
-    update = {
-        "$inc": sale_figures(order, sign),
-        "$push": {listed: number},
-        "$setOnInsert": {"kind": "hour", "start": start},
-    }
-    return _upsert({"_id": bucket, listed: {"$ne": number}}, update)
-
-
-def _count_all(orders: list[dict], listed: str) -> bool:
-    """Paid orders of one bucket (distinct numbers) in one guarded upsert,
-    all or none: True if it counted them, False if the bucket lists one."""
+def _count(orders: list[dict], at: datetime, listed: str, sign: int) -> bool:
+    """Orders of one bucket (``at`` places them) in one guarded upsert, all
+    or none: True if it counted them, False if the bucket lists one of them
+    (counted before)."""
     numbers = [order["number"] for order in orders]
     if len(set(numbers)) < len(numbers):
         return False
-    bucket, start = bucket_of(numbers[0], orders[0]["paid_at"])
+    bucket, start = bucket_of(numbers[0], at)
     figures: Counter[str] = Counter()
     for order in orders:
-        figures.update(sale_figures(order))
+        figures.update(sale_figures(order, sign))
     update = {
         "$inc": dict(figures),
         "$push": {listed: {"$each": numbers}},

@@ -76,17 +76,6 @@ def order_of_cart_moved(cart_id: str, *, before: str, after: str, at: datetime) 
         order_moved(raw, before=before, after=after, at=at)
 
 
-def sale_counted(order_pk) -> None:
-    """A paid order met again (a checkout finished by the reconciler): make
-    sure it is counted and on the trail, in case the process stopped after
-    the order was marked paid and before either was written."""
-    raw = Order.coll().find_one({"_id": order_pk})
-    if raw is not None and raw.get("paid_at"):
-        orders_paid([(raw, None)])
-        if raw.get("canceled_at") and raw["state"] in (REFUNDING, REFUNDED):
-            count_refund(raw)
-
-
 def cart_moved(cart_id: str, *, before: str, after: str, at: datetime) -> None:
     audit_record(
         action=f"cart {after}",
@@ -111,10 +100,6 @@ def on_orders_paid(sender, *, paid, **kwargs) -> None:
 
 def on_cart_order_moved(sender, *, cart_id, before, after, at, **kwargs) -> None:
     order_of_cart_moved(cart_id, before=before, after=after, at=at)
-
-
-def on_order_paid_again(sender, *, order_id, **kwargs) -> None:
-    sale_counted(order_id)
 
 
 def on_cart_moved(sender, *, cart_id, before, after, at, **kwargs) -> None:

@@ -3,11 +3,12 @@ fields and nothing sensitive."""
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from activity import kinds
 from activity.services.partitions import INDEXES
-from shop import events
 from shop.identity import SESSION_KEY
+from shop.services import settle
 from tests.activity.conftest import logged
 from tests.booking.factories import make_session, make_theater
 from tests.catalog.conftest import STORES
@@ -121,7 +122,7 @@ def test_a_paid_order_logs_its_lines_once_and_nothing_sensitive(
     assert client.post("/checkout/", checkout_data(cart_id)).status_code == 302
     order = mongo_db.orders.find_one()
     # The reconciler finishing the same checkout announces it again.
-    events.order_paid_again.send(sender=None, order_id=order["_id"])
+    settle.later(order, timezone.now())
 
     [paid] = logged(mongo_db, type=kinds.ORDER)
     assert paid["_id"] == f"order:{order['_id']}"
