@@ -1,8 +1,42 @@
-from datetime import datetime
+from datetime import date, datetime
 
 from django import forms
+from django.core.validators import MaxValueValidator, MinValueValidator
 
+from booking.checks import MAX_SEATS_PER_REQUEST
 from shop.documents import ORDER_STATES
+
+# The dates a staff filter or a performance may name: wide enough for any
+# shop's records, narrow enough that a day's bounds and the order search's
+# windows (a day either side) never leave the calendar's range, which
+# would end the request with an OverflowError instead of a field error.
+EARLIEST, LATEST = date(2000, 1, 1), date(2099, 12, 31)
+_OUT_OF_RANGE = f"Choose a date between {EARLIEST:%Y} and {LATEST:%Y}."
+
+
+def _in_range() -> list:
+    return [
+        MinValueValidator(EARLIEST, message=_OUT_OF_RANGE),
+        MaxValueValidator(LATEST, message=_OUT_OF_RANGE),
+    ]
+
+
+def _date(label: str) -> forms.DateField:
+    return forms.DateField(
+        required=False,
+        label=label,
+        widget=forms.DateInput(attrs={"type": "date"}),
+        validators=_in_range(),
+    )
+
+
+class _InRangeDateTime(forms.DateTimeField):
+    """A date and time whose day is within EARLIEST..LATEST."""
+
+    def validate(self, value):
+        super().validate(value)
+        if value and not EARLIEST <= value.date() <= LATEST:
+            raise forms.ValidationError(_OUT_OF_RANGE)
 
 
 class ReasonForm(forms.Form):
@@ -26,8 +60,14 @@ class SeatsForm(forms.Form):
         self.keys = data.getlist("seat") if data is not None else []
 
     def clean(self):
+        if len(self.keys) > MAX_SEATS_PER_REQUEST:
+            # Refused whole, never cut short: staff must not believe seats
+            # were blocked or sold that were not.
+            raise forms.ValidationError(
+                f"Choose at most {MAX_SEATS_PER_REQUEST} seats at a time."
+            )
         seats = []
-        for key in self.keys[:200]:
+        for key in self.keys:
             row, _, col = key.partition("-")
             if not (row.isdigit() and col.isdigit()):
                 raise forms.ValidationError(f"{key!r} is not a seat of this map.")
@@ -76,12 +116,8 @@ class OrderFilterForm(forms.Form):
         label="Holding",
         choices=[("", "Tickets or goods"), ("tickets", "Tickets"), ("goods", "Goods")],
     )
-    since = forms.DateField(
-        required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
-    )
-    until = forms.DateField(
-        required=False, label="To", widget=forms.DateInput(attrs={"type": "date"})
-    )
+    since = _date("From")
+    until = _date("To")
     after = forms.RegexField(
         required=False, regex=r"^[0-9T:+.\- ]+\|[0-9a-f]{24}$", widget=forms.HiddenInput
     )
@@ -90,9 +126,13 @@ class OrderFilterForm(forms.Form):
         value = self.cleaned_data.get("after") or ""
         if value:
             try:
-                datetime.fromisoformat(value.partition("|")[0])
+                at = datetime.fromisoformat(value.partition("|")[0])
             except ValueError:
-                raise forms.ValidationError("That page link is broken.") from None
+                at = None
+            # The pages write the cursor with its offset; one without can
+            # only be hand-made, and cannot be compared with the orders'.
+            if at is None or at.tzinfo is None:
+                raise forms.ValidationError("That page link is broken.")
         return value
 
     def clean(self):
@@ -114,9 +154,7 @@ class PerformanceFilterForm(forms.Form):
     )
     show = forms.CharField(required=False, max_length=160, label="Show")
     theater = forms.ChoiceField(required=False, label="Theater")
-    day = forms.DateField(
-        required=False, label="Date", widget=forms.DateInput(attrs={"type": "date"})
-    )
+    day = _date("Date")
 
     def __init__(self, *args, theaters=(), **kwargs):
         super().__init__(*args, **kwargs)
@@ -131,10 +169,10 @@ class ScheduleForm(forms.Form):
 
     theater = forms.ChoiceField(label="Theater")
     show = forms.CharField(max_length=160, label="Show")
-    start = forms.DateTimeField(
+    start = _InRangeDateTime(
         label="Starts", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
     )
-    end = forms.DateTimeField(
+    end = _InRangeDateTime(
         label="Ends", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
     )
 

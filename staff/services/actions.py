@@ -58,6 +58,14 @@ def staff_release_cart(*, user, cart_id: str, reason: str, now=None) -> bool:
     reason = _reason(reason)
     now = now or timezone.now()
     with acting_as(actor_of(user), reason):
+        if not cart_release(cart_id=cart_id, now=now):
+            raise StaffActionRefused(
+                "This cart is no longer active (checked out, expired or at checkout)."
+            )
+        # After the release, not before: a refused release is no staff
+        # action, and the trail must not say a cart was released by hand
+        # when it was not. (The release's own expiry entry carries this
+        # user and reason too.)
         audit_record(
             action="staff released cart",
             object_kind="cart",
@@ -65,10 +73,6 @@ def staff_release_cart(*, user, cart_id: str, reason: str, now=None) -> bool:
             before=ACTIVE,
             at=now,
         )
-        if not cart_release(cart_id=cart_id, now=now):
-            raise StaffActionRefused(
-                "This cart is no longer active (checked out, expired or at checkout)."
-            )
     return True
 
 

@@ -329,3 +329,43 @@ def test_staff_block_seats_that_shoppers_then_cannot_take(box, show, mongo_db):
     doc = mongo_db.sessions.find_one({"_id": ObjectId(show)})
     assert (doc["blocked"], doc["held"]) == (1, 1)
     assert mongo_db.audit.count_documents({"action": "seats unblocked"}) == 1
+
+
+@pytest.mark.parametrize("day", ["9999-12-31", "0001-01-01"])
+def test_a_performance_day_off_the_calendar_gets_a_clear_400(box, day):
+    response = box.get(reverse("staff:performances"), {"day": day})
+    assert response.status_code == 400
+    assert "Choose a date between" in response.content.decode()
+
+
+def test_a_performance_cannot_be_scheduled_off_the_calendar(box, show, mongo_db):
+    theater = str(Session.objects.get(id=show).theater_id)
+    far = box.post(
+        reverse("staff:schedule"),
+        {
+            "theater": theater,
+            "show": "X",
+            "start": "9999-12-31T22:00",
+            "end": "9999-12-31T23:00",
+        },
+    )
+    assert far.status_code == 400
+    assert "Choose a date between" in far.content.decode()
+    assert mongo_db.sessions.count_documents({}) == 1
+
+
+def test_too_many_seats_are_refused_whole_never_cut_short():
+    from django.http import QueryDict
+
+    from booking.checks import MAX_SEATS_PER_REQUEST
+    from staff.forms import SeatsForm
+
+    data = QueryDict(mutable=True)
+    data.setlist("seat", [f"0-{col}" for col in range(MAX_SEATS_PER_REQUEST + 1)])
+    data["reason"] = "House seats"
+    form = SeatsForm(data, need_reason=True)
+    assert not form.is_valid()
+    assert f"at most {MAX_SEATS_PER_REQUEST} seats" in str(form.errors)
+    data.setlist("seat", [f"0-{col}" for col in range(MAX_SEATS_PER_REQUEST)])
+    form = SeatsForm(data, need_reason=True)
+    assert form.is_valid() and len(form.cleaned_data["seats"]) == MAX_SEATS_PER_REQUEST
