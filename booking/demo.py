@@ -130,7 +130,7 @@ THEATERS = [
         "zones": [
             ZoneSpec("premium", "Premium stalls", "#7a1f3d", 0),
             ZoneSpec("stalls", "Stalls", "#2f6db5", 1),
-            ZoneSpec("rear", "Rear stalls", "#3d8a5a", 2),
+            ZoneSpec("rear", "Rear stalls", "#2f7a4c", 2),
         ],
         "layout": royal_layout,
         "prices": {"premium": 55, "stalls": 38, "rear": 24},
@@ -140,7 +140,7 @@ THEATERS = [
         "zones": [
             ZoneSpec("stalls", "Stalls", "#2f6db5", 0),
             ZoneSpec("circle", "Circle", "#8a5a1f", 1),
-            ZoneSpec("rear_stalls", "Rear stalls", "#3d8a5a", 2),
+            ZoneSpec("rear_stalls", "Rear stalls", "#2f7a4c", 2),
             ZoneSpec("slips", "Slips", "#6b4fa0", 3),
         ],
         "layout": horseshoe_layout,

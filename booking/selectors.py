@@ -180,7 +180,7 @@ def _map_seat(r: int, c: int, cell: dict, state: str, zones, prices) -> MapCell:
         number=cell["number"],
         zone=cell["zone"],
         zone_name=zone.get("name", cell["zone"]),
-        colour=zone.get("colour", "#888888"),
+        colour=zone.get("colour", "#6b6675"),
         price=prices.get(cell["zone"]),
         flags=tuple(cell.get("flags", ())),
     )

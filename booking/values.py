@@ -6,6 +6,7 @@ cart can record them as they are, and templates read attributes only.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -137,6 +138,30 @@ class SeatHold:
 # --- What selectors return ------------------------------------------------
 
 
+INK, WHITE = "#1d1b22", "#ffffff"
+
+
+def _luminance(colour: str) -> float:
+    """WCAG relative luminance of a ``#rrggbb`` colour."""
+    channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    r, g, b = (
+        c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels
+    )
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def readable_ink(colour: str) -> str:
+    """The text colour (white or the page's ink) with the higher contrast on
+    ``colour``: a zone's colour is the theater's to choose, and a seat's
+    number is drawn on it."""
+    if not re.fullmatch(r"#[0-9a-fA-F]{6}", colour or ""):
+        return WHITE
+    background = _luminance(colour)
+    on_white = 1.05 / (background + 0.05)
+    on_ink = (background + 0.05) / (_luminance(INK) + 0.05)
+    return WHITE if on_white >= on_ink else INK
+
+
 @dataclass(frozen=True)
 class MapCell:
     """One cell of a drawn seat map."""
@@ -163,6 +188,10 @@ class MapCell:
     @property
     def dom_id(self) -> str:
         return f"seat-{self.row}-{self.col}"
+
+    @property
+    def ink(self) -> str:
+        return readable_ink(self.colour)
 
     @property
     def label(self) -> str:

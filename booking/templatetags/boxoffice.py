@@ -68,7 +68,8 @@ def _seat(cell: MapCell, can_hold: bool, can_release: bool, release_url: str) ->
         action = 'type="button" aria-disabled="true"'
     return (
         f'<span class="cell" role="gridcell"><button id="{cell.dom_id}" '
-        f'class="{escape(classes)}" style="--zone: {escape(cell.colour)}" '
+        f'class="{escape(classes)}" '
+        f'style="--zone: {escape(cell.colour)}; --zone-ink: {cell.ink}" '
         f'data-row="{cell.row}" data-col="{cell.col}" '
         f'aria-label="{escape(accessible_name(cell))}" {action}>'
         f"{escape(str(cell.number))}</button></span>"

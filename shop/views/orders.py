@@ -52,6 +52,15 @@ def _checkout_page(request, form: CheckoutForm | None, *, status: int = 200):
             initial={**initial, "cart": view.cart_id},
             needs_address=view.needs_address,
         )
+    if refused and refused["field"]:
+        # The refusal (a declined card) is no form error, so the widget is
+        # told by hand that it is invalid and which message describes it.
+        form.fields[refused["field"]].widget.attrs.update(
+            {
+                "aria-invalid": "true",
+                "aria-describedby": f"id_{refused['field']}_error",
+            }
+        )
     context = {
         "form": form,
         "view": view,

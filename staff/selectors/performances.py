@@ -192,6 +192,7 @@ def staff_seat_map(*, session_id: str) -> StaffSeatMap:
 def _words(seats: list[StaffSeat], held: list[HeldCart], sold: list[SoldSeat]):
     until = {h.cart_id: h.until for h in held}
     orders = {s.seat.key: s.order for s in sold}
+    admitted = {s.seat.key for s in sold if s.admitted}
     words = {}
     for seat in (s for s in seats if s.state != "gap"):
         said = f"{seat.label}, {seat.state}"
@@ -201,6 +202,10 @@ def _words(seats: list[StaffSeat], held: list[HeldCart], sold: list[SoldSeat]):
             said = f"{seat.label}, held by cart {seat.cart_id} until {ends}"
         elif seat.state == "sold" and orders.get(seat.key):
             said += f", order {orders[seat.key]}"
+            if seat.key in admitted:
+                # Said, not only shown green: staff who cannot tell the
+                # colours apart, or hear the map, learn it too.
+                said += ", admitted"
         elif seat.state == "blocked":
             said += f": {seat.reason}"
         words[seat.key] = said

@@ -78,7 +78,7 @@ def test_a_shopper_fills_a_cart_and_pays_after_a_declined_card(
     expect(page.locator("#checkout-total")).to_have_text("£331.00")
     fill_checkout(page, DECLINED_CARD)
     page.get_by_role("button", name="Pay £331.00").click()
-    expect(page.locator("#id_card_number-errors")).to_contain_text(
+    expect(page.locator("#id_card_number_error")).to_contain_text(
         "Your card was declined."
     )
     screenshot(page, "declined")

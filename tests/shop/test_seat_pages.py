@@ -8,6 +8,7 @@ from bson import ObjectId
 from django_htmx.middleware import HtmxDetails
 
 from booking import services
+from booking.values import readable_ink
 from shop.views.seats import render_seat_map
 from tests.booking.factories import make_session, make_theater, move_to_the_past
 
@@ -166,3 +167,27 @@ def test_the_best_available_form_keeps_its_choice_after_each_action(client, sess
     page = client.get(plain["Location"]).content.decode()
     assert '<option value="1" selected>' in page
     assert '<option value="stalls" selected>' in page
+
+
+def test_each_seat_number_is_drawn_in_the_ink_readable_on_its_zone(client, session_id):
+    html = client.get(f"/sessions/{session_id}/").content.decode()
+
+    styles = set(re.findall(r'class="seat seat-free[^"]*" style="([^"]+)"', html))
+    assert styles
+    for style in styles:
+        zone, ink = re.fullmatch(r"--zone: (#\w+); --zone-ink: (#\w+)", style).groups()
+        assert ink == readable_ink(zone)
+
+
+@pytest.mark.parametrize(
+    "zone, ink",
+    [
+        ("#7a1f3d", "#ffffff"),  # dark: white
+        ("#2f6db5", "#ffffff"),
+        ("#ffe066", "#1d1b22"),  # light: the page's ink
+        ("#cccccc", "#1d1b22"),
+        ("not a colour", "#ffffff"),
+    ],
+)
+def test_readable_ink_picks_the_colour_with_more_contrast(zone, ink):
+    assert readable_ink(zone) == ink

@@ -50,6 +50,8 @@ def test_an_empty_cart_page_and_a_zero_badge(client, mongo_db):
     html = response.content.decode()
     assert "Your cart is empty" in html
     assert re.search(r'id="cart-badge".*?<span class="badge-count"[^>]*>0<', html, re.S)
+    # Read as "Cart 0 items" (an aria-label on a plain span is not read).
+    assert re.search(r'>0</span><span class="visually-hidden"> items</span></a>', html)
     assert mongo_db.carts.count_documents({}) == 0
 
 
@@ -257,7 +259,11 @@ def test_checkout_field_errors_are_shown_in_place_and_change_nothing(
 
     html = response.content.decode()
     assert response.status_code == 400
-    assert 'id="id_email-errors"' in html
+    assert 'id="id_email_error"' in html
+    # The control names its error, so a screen reader reads them together.
+    assert re.search(
+        r'<input[^>]*aria-describedby="id_email_error"[^>]*id="id_email"', html
+    )
     assert "That card number is not valid." in html
     assert "MM/YY" in html
     assert the_cart(mongo_db)["state"] == ACTIVE
@@ -274,7 +280,10 @@ def test_a_declined_card_then_a_good_one_pays_the_same_order(client, mongo_db, p
     assert declined.status_code == 302
     assert declined["Location"] == "/checkout/"
     html = client.get("/checkout/").content.decode()
-    assert re.search(r'id="id_card_number-errors".*Your card was declined', html, re.S)
+    assert re.search(r'id="id_card_number_error".*Your card was declined', html, re.S)
+    card = re.search(r'<input[^>]*name="card_number"[^>]*>', html).group(0)
+    assert 'aria-describedby="id_card_number_error"' in card
+    assert 'aria-invalid="true"' in card
     assert DECLINED_CARD not in html  # card details are never echoed back
     assert 'value="12 St James&#x27;s Square"' in html  # the address is kept
     assert the_cart(mongo_db)["state"] == ACTIVE
@@ -448,7 +457,7 @@ def test_an_address_is_given_whole_or_not_at_all(client, mongo_db, product):
     half = client.post("/checkout/", checkout_data(cart_id, line1="", city=""))
     html = half.content.decode()
     assert half.status_code == 400
-    assert 'id="id_line1-errors"' in html and 'id="id_city-errors"' in html
+    assert 'id="id_line1_error"' in html and 'id="id_city_error"' in html
     assert "Delivery address" in html  # goods: the address fields are drawn
 
     none = {

@@ -158,6 +158,11 @@ def test_check_in_admits_once_counts_refuses_and_undoes(box, show, mongo_db):
     assert first.status_code == 200
     html = first.content.decode()
     assert "Admit" in html and "Row A, seat 1" in html and "Ada Lovelace" in html
+    # The seat map says it as well as showing it green.
+    seats = box.get(reverse("staff:seat_map", args=[show])).content.decode()
+    assert f'aria-label="Row A, seat 1, sold, order {order.number}, admitted"' in seats
+    assert f'aria-label="Row A, seat 2, sold, order {order.number}"' in seats
+    assert "Admitted: 1" in seats
     assert re.search(r"Admitted <strong>1</strong> of <strong>2</strong>", html)
 
     again = box.post(url, {"code": order.codes[0]}, HTTP_HX_REQUEST="true")
@@ -203,6 +208,10 @@ def test_a_missing_performance_is_404(box):
 
 def test_receive_adjust_and_refuse_a_negative_free_stock(manager, product, mongo_db):
     sku_page = reverse("staff:stock_sku", args=[product])
+    title = re.search(
+        r"<title>(.*?)</title>", manager.get(sku_page).content.decode(), re.S
+    )
+    assert title.group(1) == f"{product} · Stock · Staff · Marquee"
     cart_add_item(owner="anon:a", sku=product, quantity=45, now=timezone.now())
     assert stock_level(sku=product).free == 5
 
