@@ -105,9 +105,10 @@ def free_seat_items(cells: list[MapCell], can_hold: bool) -> SafeString:
     for cell in cells:
         label = escape(cell.label)
         if can_hold:
+            # An id, so htmx gives focus back to it when the map is redrawn.
             label = (
-                f'<button type="submit" class="link" name="seat" '
-                f'value="{escape(cell.key)}" '
+                f'<button type="submit" id="list-{cell.dom_id}" class="link" '
+                f'name="seat" value="{escape(cell.key)}" '
                 f'aria-label="Hold {escape(accessible_name(cell))}">{label}</button>'
             )
         flags = "".join(

@@ -14,6 +14,7 @@
   "use strict";
 
   var activeKey = null; // "row-col" of the seat holding the tab stop
+  var listOpen = false; // the list of seats (a <details>) as the shopper left it
 
   function keyOf(button) {
     return button.dataset.row + "-" + button.dataset.col;
@@ -92,7 +93,37 @@
     }
   }
 
+  var focusedId = null; // the control of the map that last had focus
+
+  // A redraw brings the list back shut: keep it as the shopper left it
+  // ("toggle" does not bubble, so it is caught on the way down). htmx gives
+  // focus back by id during the swap, while the new list is still shut, so
+  // a button inside it gets its focus back here, once the list is open.
+  function keepListOpen(root) {
+    var list = root.querySelector && root.querySelector("details.seat-list");
+    if (!list) return;
+    if (listOpen) list.open = true;
+    var lost = !document.activeElement || document.activeElement === document.body;
+    var again = focusedId && document.getElementById(focusedId);
+    if (lost && again && root.contains(again)) again.focus({ preventScroll: true });
+  }
+  document.addEventListener("focusin", function (event) {
+    if (event.target.id && event.target.closest("#seat-map")) {
+      focusedId = event.target.id;
+    }
+  });
+  document.addEventListener(
+    "toggle",
+    function (event) {
+      if (event.target.matches && event.target.matches("details.seat-list")) {
+        listOpen = event.target.open;
+      }
+    },
+    true
+  );
+
   function init(root) {
+    keepListOpen(root);
     var grids = [];
     if (root.matches && root.matches("[data-seat-grid]")) grids.push(root);
     root.querySelectorAll("[data-seat-grid]").forEach(function (g) {

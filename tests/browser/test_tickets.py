@@ -116,6 +116,26 @@ def test_a_seat_taken_in_another_browser_shows_up_within_the_refresh_interval(
     screenshot(theirs, "seat-held-here")
 
 
+def test_the_list_of_seats_keeps_its_focus_and_stays_open_across_a_redraw(
+    new_page,
+):
+    show = make_show()
+    mine, theirs = new_page(), new_page()
+    mine.goto(f"/sessions/{show}/")
+    theirs.goto(f"/sessions/{show}/")
+    mine.locator(".seat-list summary").click()
+    kept = mine.locator("#list-seat-0-6")
+    kept.focus()
+
+    seat(theirs, "0-4").click()  # the map changes: every open map redraws
+
+    expect(mine.locator('.seat-list button[value="0-4"]')).to_have_count(
+        0, timeout=(REFRESH_SECONDS + 1.5) * 1000
+    )
+    expect(mine.locator("details.seat-list")).to_have_attribute("open", "")
+    expect(kept).to_be_focused()
+
+
 def test_a_lost_race_says_just_taken_and_redraws_the_map(page, screenshot, mongo_db):
     show = make_show()
     page.goto(f"/sessions/{show}/")
