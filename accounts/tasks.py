@@ -7,7 +7,7 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
-from django.core.mail import EmailMessage
+from django.core.mail import EmailMessage, get_connection
 from django.utils import timezone
 from django_q.models import Schedule
 from django_q.tasks import schedule
@@ -38,15 +38,20 @@ def _retry(task: str, args: tuple, attempt: int, exc: Exception) -> str:
     return "retrying"
 
 
-def send_order_email(order_id: str, kind: str, attempt: int = 1) -> str:
+def send_order_email(
+    order_id: str, kind: str, attempt: int = 1, *, connection=None
+) -> str:
     """Send the order's ``kind`` email once; "sent", "already sent",
-    "retrying" or "failed"."""
+    "retrying" or "failed". ``connection``: the mail connection to send on
+    (a batch's), else one of its own."""
     order = order_by_id(order_id=order_id)
     key = f"{order.number}|{kind}"
     if SentEmail.objects(key=key).first() is not None:
         return "already sent"
     try:
-        order_email(order, kind).send()
+        message = order_email(order, kind)
+        message.connection = connection
+        message.send()
     except Exception as exc:  # any failure of the mail server: try again later
         return _retry("send_order_email", (order_id, kind), attempt, exc)
     try:
@@ -58,8 +63,29 @@ def send_order_email(order_id: str, kind: str, attempt: int = 1) -> str:
 
 def send_order_emails(order_ids: list[str], kind: str) -> str:
     """``send_order_email`` of each order (paid orders announced together:
-    one task for all); what each came to, in order."""
-    return ", ".join(send_order_email(order_id, kind) for order_id in order_ids)
+    one task for all, on one mail connection); what each came to, in order.
+
+    Each order's failure is its own: the announcement that queued this task
+    is over (its outbox entries are gone), so an order whose email cannot
+    be sent now (its read failed, the mail server refused) gets a retry of
+    its own and the orders after it are still sent.
+    """
+    outcomes = []
+    connection = get_connection()
+    try:
+        connection.open()
+    except Exception:
+        log.warning("mail server unreachable; each email will try on its own")
+    try:
+        for order_id in order_ids:
+            try:
+                outcome = send_order_email(order_id, kind, connection=connection)
+            except Exception as exc:
+                outcome = _retry("send_order_email", (order_id, kind), 1, exc)
+            outcomes.append(outcome)
+    finally:
+        connection.close()
+    return ", ".join(outcomes)
 
 
 def send_rendered(

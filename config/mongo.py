@@ -286,7 +286,11 @@ def insert_new(collection: Collection, documents: list[dict]) -> list[int]:
         collection.insert_many(documents, ordered=False)
     except BulkWriteError as exc:
         errors = exc.details.get("writeErrors", [])
-        if any(e.get("code") != DUPLICATE_KEY for e in errors):
+        # A write concern not met (a replica set's step-down) is no
+        # duplicate either: the caller must not count those as written.
+        if exc.details.get("writeConcernErrors") or any(
+            e.get("code") != DUPLICATE_KEY for e in errors
+        ):
             raise
         duplicates = {e["index"] for e in errors}
         return [i for i in range(len(documents)) if i not in duplicates]

@@ -270,6 +270,10 @@ class PaymentToAnnounce(Document):
 
     order_id = me.ObjectIdField(primary_key=True)
     at = me.DateTimeField(required=True)
+    # What listeners asked to keep of the context the payment was taken in
+    # (settle.keep_context: the back office's actor), set again when the
+    # reconciler announces it.
+    context = me.DictField()
 
     meta = {
         "collection": "payments_to_announce",

@@ -28,6 +28,14 @@ class StaffConfig(AppConfig):
             trail.on_cart_order_moved, dispatch_uid="staff.cart_order"
         )
         events.cart_moved.connect(trail.on_cart_moved, dispatch_uid="staff.cart")
+        # A payment the reconciler announces is put on the trail under the
+        # actor who took it (a box office clerk), kept with its outbox entry.
+        from shop.services import settle
+        from staff.services.audit import current_actor, set_actor
+
+        settle.keep_context(
+            "actor", save=current_actor, restore=lambda kept: set_actor(*kept)
+        )
 
 
 def _roles_after_migrate(sender, using="default", **kwargs):

@@ -478,9 +478,15 @@ def _fulfil(
         faults.point("checkout.after_paid_write")
         settle.later(paid, now)
     else:
-        # Finishing a paid order: announced again, in case the run that
-        # paid it stopped before it did (each receiver does its part once).
-        settle.later(order, now)
+        # Finishing an order paid before (by a run that stopped, or a
+        # recovery that found the charge while this run was charging):
+        # announced again, in case that run stopped before it did (each
+        # receiver does its part once). As it is now: ``order`` may be this
+        # run's pending copy, and an order canceled before a late charge
+        # landed is not paid, so not announced.
+        order = orders().find_one({"_id": order["_id"]})
+        if order is not None and order.get("paid_at"):
+            settle.later(order, now)
     faults.point("checkout.after_paid")
     if cart is None:
         cart = load_cart(carts().find_one({"_id": cart_id}))
@@ -495,9 +501,7 @@ def _fulfil(
     )
     faults.point("release.after_cart")
     owners.release(owner=cart.owner, cart_id=cart_id)
-    if paid is not None:
-        return Order._from_son(paid)
-    return Order._from_son(orders().find_one({"_id": order["_id"]}))
+    return Order._from_son(paid if paid is not None else order)
 
 
 def _commit_lines(cart_id: str, cart, seen: dict | None) -> None:

@@ -18,7 +18,11 @@ checkout; written together they cost a command per batch:
   for all of them. Then one delete removes their outbox entries.
 * What no settler announced (its process stopped, its queue was full, a
   receiver or the database failed) the reconciler announces: every entry
-  older than ``SHOP_SETTLE_GRACE_SECONDS`` (``orders_settle``).
+  older than ``SHOP_SETTLE_GRACE_SECONDS`` (``orders_settle``), in the
+  context the payment was taken in: the outbox entry keeps what the
+  listeners asked to keep of it (``keep_context``: the back office's actor,
+  a box office clerk), so the audit trail names the same person whoever
+  announces the payment.
 
 Exactly once per order: every receiver does its part once per order (the
 audit entry's ``_id`` is the order's, a bucket lists the numbers it
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -58,13 +63,39 @@ def _outbox():
     return PaymentToAnnounce.coll()
 
 
+# name -> (save, restore): what the outbox entry keeps of the context the
+# payment was taken in (``keep_context``).
+_kept: dict[str, tuple[Callable[[], object], Callable[[object], None]]] = {}
+
+
+def keep_context(
+    name: str, *, save: Callable[[], object], restore: Callable[[object], None]
+) -> None:
+    """Keep ``save()`` (a BSON value read from the payer's context) with
+    each outbox entry, and ``restore`` it in the context the reconciler
+    announces that entry in. For listeners that read the context (the back
+    office's actor): the shop does not know what they read."""
+    _kept[name] = (save, restore)
+
+
+def _context_of(kept: dict | None) -> contextvars.Context:
+    """A context with what an outbox entry kept set again (a new context:
+    nothing of the reconciler's own leaks into it)."""
+    context = contextvars.Context()
+    for name, value in (kept or {}).items():
+        if name in _kept:
+            context.run(_kept[name][1], value)
+    return context
+
+
 def later(order: dict, now: datetime) -> None:
     """Announce ``order``, just marked paid, with this process's next batch
     (at once with ``SHOP_SETTLE_SYNC``), once its outbox entry is written.
     Raises only if that write fails: the checkout then stops with its cart
     pending, which its recovery finishes."""
+    kept = {name: save() for name, (save, _) in _kept.items()}
     try:
-        _outbox().insert_one({"_id": order["_id"], "at": now})
+        _outbox().insert_one({"_id": order["_id"], "at": now, "context": kept})
     except DuplicateKeyError:
         pass  # a run before this one wrote it
     item = (order, contextvars.copy_context())
@@ -81,6 +112,10 @@ def settle(paid: list[tuple[dict, contextvars.Context | None]]) -> int:
     """Announce ``paid`` (``events.orders_paid``), then delete their outbox
     entries; how many. If a receiver fails, every entry stays for the
     reconciler (the receivers that succeeded do nothing the second time)."""
+    # Only a paid order is announced. A copy without ``paid_at`` is either
+    # out of date or of an order never paid: its entry stays for the
+    # reconciler, which reads the order afresh and drops it if unpaid.
+    paid = [(order, context) for order, context in paid if order.get("paid_at")]
     if not paid:
         return 0
     failed = [
@@ -103,28 +138,41 @@ def settle(paid: list[tuple[dict, contextvars.Context | None]]) -> int:
 
 def orders_settle(*, now: datetime | None = None) -> int:
     """The reconciler's part: announce every payment whose outbox entry is
-    older than the grace (a settler would have long since); how many."""
+    older than the grace (a settler would have long since), each in the
+    context its entry kept; how many.
+
+    An order a batch could not announce is tried on its own, so one that
+    fails stays for the next run without holding back the others; the
+    sweep stops at a page where none could be announced."""
     now = now or timezone.now()
     before = now - timedelta(seconds=settings.SHOP_SETTLE_GRACE_SECONDS)
     done = 0
     while True:
-        waiting = [
-            entry["_id"]
+        waiting = {
+            entry["_id"]: entry.get("context")
             for entry in _outbox()
-            .find({"at": {"$lt": before}}, {"_id": 1})
+            .find({"at": {"$lt": before}}, {"_id": 1, "context": 1})
             .sort("at", 1)
             .limit(SWEEP_BATCH)
-        ]
+        }
         if not waiting:
             return done
-        found = list(_orders().find({"_id": {"$in": waiting}}))
-        # An entry without its order (deleted since) has nothing to announce.
-        gone = set(waiting) - {order["_id"] for order in found}
-        if gone:
-            _outbox().delete_many({"_id": {"$in": list(gone)}})
-        settled = settle([(order, None) for order in found])
+        found = list(_orders().find({"_id": {"$in": list(waiting)}}))
+        paid = [order for order in found if order.get("paid_at")]
+        # Nothing to announce: an order deleted since, or one that was
+        # never paid (a late charge's run wrote its entry before it found
+        # the order canceled).
+        nothing = set(waiting) - {order["_id"] for order in paid}
+        if nothing:
+            _outbox().delete_many({"_id": {"$in": list(nothing)}})
+        items = [(order, _context_of(waiting[order["_id"]])) for order in paid]
+        settled = settle(items)
+        if items and not settled:
+            settled = sum(settle([item]) for item in items)
+            if not settled:
+                return done
         done += settled
-        if settled < len(found) or len(waiting) < SWEEP_BATCH:
+        if len(waiting) < SWEEP_BATCH:
             return done
 
 

@@ -8,13 +8,14 @@ import socket
 
 import pytest
 import zxingcpp
+from bson import ObjectId
 from django.test import Client
 from django_q.models import Schedule
 from icalendar import Calendar
 from pypdf import PdfReader
 
 from accounts.documents import SentEmail
-from accounts.tasks import send_order_email
+from accounts.tasks import send_order_email, send_order_emails
 from shop.printing import qr_code, qr_svg
 from tests.accounts.conftest import sent
 from tests.shop.factories import make_show
@@ -116,6 +117,27 @@ def test_an_email_is_sent_once_however_often_its_task_runs(
     assert again == "already sent"
     assert len(sent(mail_dir)) == 1
     assert SentEmail.objects(key=f"{order['number']}|paid").count() == 1
+
+
+def test_one_orders_failure_in_a_batch_leaves_the_others_sent(
+    client, mongo_db, show, mail_dir
+):
+    first, _ = buy_seats(client, mongo_db, show, seats=("0-0",))
+    second, _ = buy_seats(
+        Client(), mongo_db, show, seats=("0-1",), email="b@example.com"
+    )
+    mongo_db.sent_emails.delete_many({})  # as if the batch's task had not run
+    missing = str(ObjectId())  # an order whose read fails
+
+    outcome = send_order_emails(
+        [str(first["_id"]), missing, str(second["_id"])], "paid"
+    )
+
+    assert outcome == "sent, retrying, sent"
+    assert len(sent(mail_dir)) == 4  # two at checkout, two again here
+    (retry,) = Schedule.objects.all()
+    assert retry.func == "accounts.tasks.send_order_email"
+    assert missing in retry.args and "2" in retry.args
 
 
 def closed_port() -> int:

@@ -176,3 +176,123 @@ def _announce(ids) -> int:
 
     docs = list(Order.coll().find({"_id": {"$in": ids}}))
     return settle.settle([(doc, None) for doc in docs])
+
+
+def test_the_reconciler_names_who_took_the_payment_too(settler, mongo_db, product):
+    with acting_as("staff:bob", "walk-in"):
+        order = pay("anon:ann", sku=product)
+    settler.discard()  # the worker died with the order in its queue
+
+    with acting_as("job:reservations_reconcile"):
+        later = timezone.now() + timedelta(seconds=61)
+        assert settle.orders_settle(now=later) == 1
+
+    (entry,) = paid_entries(mongo_db, order)
+    assert (entry["actor"], entry["reason"]) == ("staff:bob", "walk-in")
+
+
+def test_a_stale_or_unpaid_copy_is_never_announced_and_holds_nothing_back(
+    settler, mongo_db, product
+):
+    from shop.errors import PaymentFailed
+    from shop.services.carts import cart_add_item
+    from shop.services.checkout import cart_checkout
+    from tests.shop.factories import DECLINED_CARD, SHIPPING, card
+
+    ann = pay("anon:ann", sku=product)
+    settler.discard()  # ann's own announcement is lost ...
+    # ... and a late run announces the pending copy it charged.
+    stale = mongo_db.orders.find_one({"_id": ann.pk})
+    del stale["paid_at"]
+    stale["state"] = "pending_payment"
+    # An order never paid (its card was declined).
+    cart = cart_add_item(owner="anon:dee", sku=product, quantity=1)
+    with pytest.raises(PaymentFailed):
+        cart_checkout(
+            owner="anon:dee",
+            cart_id=cart.cart_id,
+            email="dee@example.com",
+            shipping=SHIPPING,
+            card=card(DECLINED_CARD),
+        )
+    never = mongo_db.orders.find_one({"cart_id": cart.cart_id})
+    bob = pay("anon:bob", sku=product)
+    now = timezone.now()
+    settle.later(stale, now)
+    settle.later(never, now)
+
+    assert settle.flush() == 1  # bob's; neither copy is announced
+    assert paid_entries(mongo_db, ann) == []
+
+    # The reconciler reads each order afresh: ann's payment is announced,
+    # the entry of the order never paid is dropped, and neither stops it.
+    assert settle.orders_settle(now=now + timedelta(seconds=61)) == 1
+    announced_once(mongo_db, [ann, bob])
+    assert mongo_db.payments_to_announce.count_documents({}) == 0
+    assert "dee@example.com" not in [m.to[0] for m in mail.outbox]
+    assert mongo_db.audit.count_documents({"object_id": never["number"]}) == 0
+
+
+def test_an_order_that_cannot_be_announced_holds_back_no_other(
+    settler, mongo_db, product
+):
+    orders = [pay(f"anon:{name}", sku=product) for name in ("ann", "bob", "cy")]
+    settler.discard()
+    stuck = orders[1].number
+
+    def refuses_one(sender, *, paid, **kwargs):
+        if any(order["number"] == stuck for order, _ in paid):
+            raise RuntimeError("this order's receiver fails")
+
+    events.orders_paid.connect(refuses_one, dispatch_uid="test.refuses_one")
+    try:
+        later = timezone.now() + timedelta(seconds=61)
+        assert settle.orders_settle(now=later) == 2
+    finally:
+        events.orders_paid.disconnect(dispatch_uid="test.refuses_one")
+    assert mongo_db.payments_to_announce.find_one({"_id": orders[1].pk})
+    assert settle.orders_settle(now=later) == 1  # the next run announces it
+    announced_once(mongo_db, orders)
+
+
+def test_a_run_resuming_after_a_recovery_paid_its_order_announces_it_as_it_is(
+    settler, mongo_db, product
+):
+    """A checkout stalls after its charge past its lease; the reconciler
+    finds the charge and finishes it (paid, announced); then the stalled run
+    resumes with its pending copy of the order. What it announces must be
+    the paid order, or the batch it joins would fail on a copy without
+    ``paid_at``."""
+    from shop import faults
+    from shop.payments import provider
+    from shop.services.carts import cart_add_item
+    from shop.services.checkout import _fulfil, cart_checkout, checkout_recover
+    from tests.shop.factories import SHIPPING, card
+
+    cart = cart_add_item(owner="anon:ann", sku=product, quantity=1)
+    faults.arm("checkout.after_charge")
+    try:
+        with pytest.raises(faults.InjectedFault):
+            cart_checkout(
+                owner="anon:ann",
+                cart_id=cart.cart_id,
+                email="ann@example.com",
+                shipping=SHIPPING,
+                card=card(),
+            )
+    finally:
+        faults.disarm()
+    pending = mongo_db.orders.find_one({"cart_id": cart.cart_id})
+    assert pending["state"] == "pending_payment"
+    charge = provider(pending.get("payment_method")).lookup(
+        reference=f"{pending['number']}-{pending['payment_attempts']}"
+    )
+    lapsed = timezone.now() + timedelta(minutes=5)
+    assert checkout_recover(cart_id=cart.cart_id, now=lapsed) == "completed"
+
+    order = _fulfil(cart_id=cart.cart_id, order=pending, charge=charge, now=lapsed)
+    bob = pay("anon:bob", sku=product)
+
+    assert order.state == "paid"
+    assert settle.flush() == 3  # the recovery's, the resumed run's and bob's
+    announced_once(mongo_db, [order, bob])
