@@ -26,6 +26,17 @@ from catalog.selectors.browse import (
 
 ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 NUMBER = re.compile(r"^-?\d{1,16}(\.\d{1,17})?(e-?\d{1,3})?$")
+# Where a page position of each sort can be: the pages write a price in
+# pence and a time in ms (so whole numbers, a time within the calendar, a
+# price a float holds exactly), a rating or a relevance score (small). A
+# value outside could only be hand-made, and would overflow the query.
+WHOLE_SORTS = ("price_asc", "price_desc", "newest")
+CURSOR_RANGE = {
+    "price_asc": (-(2**53), 2**53),
+    "price_desc": (-(2**53), 2**53),
+    "newest": (0, 253_402_300_799_999),  # 1970 to the end of 9999, in ms
+}
+OTHER_RANGE = (-1e9, 1e9)
 MAX_VALUES = 20
 MAX_TEXT = 80
 
@@ -110,22 +121,27 @@ class BrowseForm(forms.Form):
             self.add_error("price", "Not a price band.")
         if bool(data.get("at")) != bool(data.get("after")):
             self.add_error("after", "Not a valid page position.")
+        elif data.get("at") and not self._position_fits(
+            float(data["at"]), data.get("sort") or DEFAULT_SORT
+        ):
+            self.add_error("at", "Not a valid page position.")
         return data
+
+    @staticmethod
+    def _position_fits(value: float, sort: str) -> bool:
+        low, high = CURSOR_RANGE.get(sort, OTHER_RANGE)
+        if not (math.isfinite(value) and low <= value <= high):
+            return False
+        return sort not in WHOLE_SORTS or value == int(value)
 
     # --- typed values out --------------------------------------------------
 
     def _cursor(self, sort: str) -> Cursor | None:
         at, after = self.cleaned_data.get("at"), self.cleaned_data.get("after")
-        if not at or not after or "after" in self.errors:
+        if not at or not after or "after" in self.errors or "at" in self.errors:
             return None
         value = float(at)
-        if not math.isfinite(value):
-            return None
-        if sort in ("price_asc", "price_desc", "newest"):
-            if value != int(value):
-                return None
-            value = int(value)
-        return Cursor(value=value, item_id=after)
+        return Cursor(value=int(value) if sort in WHOLE_SORTS else value, item_id=after)
 
     def browse_query(self) -> BrowseQuery:
         """The query from whatever was valid (invalid fields are dropped)."""

@@ -124,6 +124,12 @@ class TicketRemoveForm(forms.Form):
     seat = SeatListField(required=False)
 
 
+def _digits(value: str) -> bool:
+    """ASCII digits only: ``str.isdigit`` also says yes to "²" or "٣",
+    which ``int`` then refuses or a card network never sees."""
+    return value.isascii() and value.isdigit()
+
+
 def _luhn_ok(digits: str) -> bool:
     total = 0
     for i, ch in enumerate(reversed(digits)):
@@ -222,14 +228,14 @@ class CheckoutForm(forms.Form):
 
     def clean_card_number(self) -> str:
         digits = "".join(self.cleaned_data["card_number"].split()).replace("-", "")
-        if not digits.isdigit() or not 12 <= len(digits) <= 19 or not _luhn_ok(digits):
+        if not _digits(digits) or not 12 <= len(digits) <= 19 or not _luhn_ok(digits):
             raise forms.ValidationError("That card number is not valid.")
         return digits
 
     def clean_card_expiry(self) -> tuple[int, int]:
         value = self.cleaned_data["card_expiry"].strip()
         month, sep, year = value.partition("/")
-        if not (sep and month.isdigit() and year.isdigit() and len(year) == 2):
+        if not (sep and _digits(month) and _digits(year) and len(year) == 2):
             raise forms.ValidationError("Please enter the expiry as MM/YY.")
         month, year = int(month), 2000 + int(year)
         if not 1 <= month <= 12:
@@ -241,7 +247,7 @@ class CheckoutForm(forms.Form):
 
     def clean_card_cvc(self) -> str:
         value = self.cleaned_data["card_cvc"].strip()
-        if not (value.isdigit() and len(value) in (3, 4)):
+        if not (_digits(value) and len(value) in (3, 4)):
             raise forms.ValidationError("Please enter the 3 or 4 digits on the card.")
         return value
 

@@ -132,6 +132,14 @@ def test_a_value_that_looks_like_an_operator_is_just_a_value(shop, client):
         "at=1&after=%24gt",
         "at=abc&after=1",
         "at=5",
+        # Positions the pages never write: out of the calendar, beyond a
+        # float's exact integers, not whole, or not finite.
+        "sort=newest&at=9999999999999999&after=1",
+        "sort=price_asc&at=1e19&after=1",
+        "sort=price_desc&at=-1e19&after=1",
+        "sort=price_asc&at=4900.5&after=1",
+        "at=1e308&after=1",
+        "at=1e999&after=1",
         "q=" + "x" * 300,
         "&".join(f"brand=b{n}" for n in range(25)),
         "size=%00",
@@ -146,6 +154,26 @@ def test_malformed_parameters_are_a_clean_400_with_the_rest_applied(
     html = response.content.decode()
     assert "were not understood" in html
     assert len(titles(response)) == 5  # everything else still shown
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        "sort=newest&at=9999999999999999&after=1",
+        "sort=newest&at=1e300&after=1",
+        "sort=price_asc&at=1e19&after=1",
+        "at=1e308&after=1",
+    ],
+)
+def test_a_search_with_a_position_out_of_range_is_a_400_not_a_crash(
+    shop, client, cursor
+):
+    # Words: the database serves the page, where such a value would
+    # overflow the query.
+    response = client.get(f"/c/Shoes/?q=boots&{cursor}")
+
+    assert response.status_code == 400
+    assert "were not understood" in response.content.decode()
 
 
 def test_a_price_range_upside_down_keeps_only_its_valid_bound(shop, client):

@@ -270,6 +270,31 @@ def test_checkout_field_errors_are_shown_in_place_and_change_nothing(
     assert mongo_db.orders.count_documents({}) == 0
 
 
+@pytest.mark.parametrize(
+    "card, changes, says",
+    [
+        # Characters str.isdigit accepts and int() or a card network does not.
+        ("4242 4242 4242 424\u00b2", {}, "That card number is not valid."),
+        ("\u0664\u0662" * 8, {}, "That card number is not valid."),
+        (GOOD_CARD, {"card_expiry": "\u00b9\u00b2/39"}, "MM/YY"),
+        (GOOD_CARD, {"card_expiry": "12/\u00b3\u2079"}, "MM/YY"),
+        (GOOD_CARD, {"card_cvc": "\u00b2\u00b2\u00b2"}, "3 or 4 digits"),
+    ],
+)
+def test_card_details_in_other_digits_are_a_field_error(
+    client, mongo_db, product, card, changes, says
+):
+    add(client)
+    cart_id = the_cart(mongo_db)["_id"]
+
+    response = client.post("/checkout/", checkout_data(cart_id, card=card, **changes))
+
+    assert response.status_code == 400
+    assert says in response.content.decode()
+    assert the_cart(mongo_db)["state"] == ACTIVE
+    assert mongo_db.orders.count_documents({}) == 0
+
+
 def test_a_declined_card_then_a_good_one_pays_the_same_order(client, mongo_db, product):
     add(client)
     cart_id = the_cart(mongo_db)["_id"]
