@@ -59,6 +59,19 @@
   document.addEventListener("DOMContentLoaded", function () { placeDrawer(document); });
   document.addEventListener("htmx:load", function (event) { placeDrawer(event.detail.elt); });
 
+  // htmx gives focus back by id during the swap, while the new drawer is
+  // still shut on a phone: a filter inside it gets its focus back here,
+  // once the drawer is placed.
+  var focusedId = null;
+  document.addEventListener("focusin", function (event) {
+    if (event.target.id && event.target.closest("#filters")) focusedId = event.target.id;
+  });
+  document.addEventListener("htmx:load", function (event) {
+    var lost = !document.activeElement || document.activeElement === document.body;
+    var again = focusedId && document.getElementById(focusedId);
+    if (lost && again && event.detail.elt.contains(again)) again.focus();
+  });
+
   document.addEventListener("DOMContentLoaded", function () { armGeolocation(document); });
   document.addEventListener("htmx:load", function (event) { armGeolocation(event.detail.elt); });
 })();

@@ -97,3 +97,25 @@ def test_shopper_filters_goes_back_opens_an_item_and_switches_variant(
     expect(nearby.first).to_contain_text("London")
     expect(page.locator("#add-to-cart")).to_have_attribute("data-sku", "1-7-black")
     screenshot(page, "4-other-variant")
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_filter_ticked_by_keyboard_keeps_its_focus_and_the_count_is_said(
+    catalog, page, width
+):
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto("/c/Shoes/")
+    if width < 800:  # a phone: the filters are in a drawer, shut at first
+        page.locator("#facet-drawer > summary").click()
+    brand = page.locator('input[name="brand"][value="Aurelia"]')
+    brand.focus()
+
+    page.keyboard.press("Space")
+
+    page.wait_for_url("**/c/Shoes/?brand=Aurelia")
+    expect(page.locator(".card")).to_have_count(2)
+    expect(brand).to_be_focused()
+    expect(brand).to_be_checked()
+    status = page.locator("#results-status")
+    expect(status).to_have_text("2 products")
+    expect(status).to_have_attribute("role", "status")

@@ -90,6 +90,20 @@ def test_unknown_or_malformed_departments_are_not_found(shop, client, path):
     assert client.get(path).status_code == 404
 
 
+def test_a_message_of_a_variant_change_joins_the_pages_live_toasts(shop, client):
+    session = client.session
+    session["store_id"] = "closed-since"  # chosen, then the store closed
+    session.save()
+
+    html = client.get(f"/p/1/?sku={sku_of('1', '7', 'black')}", **HTMX).content.decode()
+
+    # Added into the live region the page loaded with, not swapped over it
+    # (a region swapped in whole is not announced).
+    toast = re.search(r'<div hx-swap-oob="beforeend:#toasts">(.*?)</div></div>', html)
+    assert "no longer available" in toast.group(1)
+    assert 'id="toasts"' not in html
+
+
 @pytest.mark.parametrize(
     "query",
     [
