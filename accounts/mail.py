@@ -2,13 +2,21 @@
 how it is sent (a django-q2 task, so a slow mail server never slows a page).
 
 Kinds: "paid" (the order confirmation, with the tickets' PDF attached) and
-"refunded" (the refund confirmation). Password-reset and order-claim emails
-are rendered by their forms and sent by ``send_rendered``.
+"refunded" (the refund confirmation). An account's emails, "reset" (a
+password reset link) and "claim" (a link that attaches earlier orders),
+are made by the task that sends them (``account_email``): their links are
+credentials, so neither the queue, the log nor a retry's schedule ever
+holds one; a link made later is as good as one made at the request.
 """
 
 from django.conf import settings
-from django.core.mail import EmailMultiAlternatives
+from django.contrib.auth import get_user_model
+from django.contrib.auth.tokens import default_token_generator
+from django.core.mail import EmailMessage, EmailMultiAlternatives
 from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
 from django_q.tasks import async_task
 
 from shop.printing import tickets_pdf
@@ -19,6 +27,18 @@ SUBJECTS = {
     "paid": "Your Marquee order {number}",
     "refunded": "Your Marquee order {number} is refunded",
 }
+
+
+def account_email_allowed(kind: str, user_id: int) -> bool:
+    """Whether the account may be sent another ``kind`` email this hour
+    (``ACCOUNT_EMAILS_PER_HOUR``, counted as the throttle counts)."""
+    from accounts.throttle import hit
+
+    return hit(
+        f"mail:{kind}:{user_id}",
+        limit=settings.ACCOUNT_EMAILS_PER_HOUR,
+        window=3600,
+    )
 
 
 def queue(task: str, *args) -> None:
@@ -47,3 +67,34 @@ def order_email(order, kind: str) -> EmailMultiAlternatives:
             f"marquee-{order.number}-tickets.pdf", tickets_pdf(order), "application/pdf"
         )
     return message
+
+
+def account_email(kind: str, user_id: int, site: dict) -> EmailMessage | None:
+    """The account's ``kind`` email ("reset" or "claim") with a link made
+    now; None when the account is gone or may not have one (inactive, or
+    no usable password for a reset, as Django's reset form decides).
+    ``site``: the request's ``domain``, ``site_name`` and ``protocol``."""
+    from accounts.tokens import claim_tokens
+
+    user = get_user_model().objects.filter(pk=user_id, is_active=True).first()
+    if user is None:
+        return None
+    uid = urlsafe_base64_encode(force_bytes(user.pk))
+    if kind == "reset":
+        if not user.has_usable_password():
+            return None
+        context = {
+            **site,
+            "email": user.email,
+            "uid": uid,
+            "user": user,
+            "token": default_token_generator.make_token(user),
+        }
+        subject = render_to_string("registration/password_reset_subject.txt", context)
+        body = render_to_string("registration/password_reset_email.html", context)
+        return EmailMessage(" ".join(subject.splitlines()), body, to=[user.email])
+    path = reverse("accounts:claim", args=[uid, claim_tokens.make_token(user)])
+    body = render_to_string(
+        "accounts/email/claim.txt", {"link": settings.SITE_URL + path, "user": user}
+    )
+    return EmailMessage("Attach your earlier Marquee orders", body, to=[user.email])

@@ -7,14 +7,14 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
-from django.core.mail import EmailMessage, get_connection
+from django.core.mail import get_connection
 from django.utils import timezone
 from django_q.models import Schedule
 from django_q.tasks import schedule
 from mongoengine.errors import NotUniqueError
 
 from accounts.documents import SentEmail
-from accounts.mail import order_email
+from accounts.mail import account_email, order_email
 from shop.selectors.orders import order_by_id
 
 log = logging.getLogger("marquee.accounts.mail")
@@ -88,13 +88,15 @@ def send_order_emails(order_ids: list[str], kind: str) -> str:
     return ", ".join(outcomes)
 
 
-def send_rendered(
-    subject: str, body: str, to: str, html: str = "", attempt: int = 1
-) -> str:
-    """Send an email rendered already (password reset, order claim)."""
-    message = EmailMessage(subject=subject, body=body, to=[to])
+def send_account_email(kind: str, user_id: int, site: dict, attempt: int = 1) -> str:
+    """Send the account's ``kind`` email ("reset", "claim"), its link made
+    here (accounts.mail.account_email); "sent", "retrying", "failed" or
+    "nothing to send" (the account is gone or may have no such link)."""
     try:
+        message = account_email(kind, user_id, site)
+        if message is None:
+            return "nothing to send"
         message.send()
     except Exception as exc:
-        return _retry("send_rendered", (subject, body, to, html), attempt, exc)
+        return _retry("send_account_email", (kind, user_id, site), attempt, exc)
     return "sent"

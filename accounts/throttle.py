@@ -29,10 +29,14 @@ THROTTLED = {"shop:add", "shop:hold_seats", "shop:best_seats"}
 
 def client_ip(request) -> str:
     """The client's address: the proxy's header if one is configured (only
-    behind a proxy that sets it), else REMOTE_ADDR. Also django-axes'."""
+    behind a proxy that sets it), else REMOTE_ADDR. Also django-axes'.
+
+    Of a list (``X-Forwarded-For: a, b``), the last entry: the one the
+    trusted proxy appended. The entries before it are whatever the client
+    sent, and counting by them would let a client pick its own address."""
     header = settings.CLIENT_IP_HEADER
     if header and request.META.get(header):
-        return request.META[header].split(",")[0].strip()
+        return request.META[header].split(",")[-1].strip() or "unknown"
     return request.META.get("REMOTE_ADDR") or "unknown"
 
 

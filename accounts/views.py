@@ -6,29 +6,16 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.tokens import PasswordResetTokenGenerator
 from django.shortcuts import redirect, render
-from django.template.loader import render_to_string
-from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import url_has_allowed_host_and_scheme, urlsafe_base64_encode
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.forms import SignUpForm
-from accounts.mail import queue
+from accounts.mail import account_email_allowed, queue
+from accounts.tokens import claim_tokens
 from shop.identity import owner_of
-from shop.services.order_owners import orders_attach_by_email, orders_by_email_waiting
-
-
-class ClaimTokenGenerator(PasswordResetTokenGenerator):
-    """A reset-style token proving the account holder reads its email: it
-    binds the user, their password hash and email, and expires with
-    PASSWORD_RESET_TIMEOUT."""
-
-    key_salt = "marquee.accounts.ClaimTokenGenerator"
-
-
-claim_tokens = ClaimTokenGenerator()
+from shop.services.order_owners import orders_attach_by_email
 
 
 def _next(request) -> str:
@@ -56,8 +43,9 @@ def signup(request):
 
 @login_required
 def account(request):
-    context = {"waiting": orders_by_email_waiting(email=request.user.email)}
-    return render(request, "accounts/account.html", context)
+    # Whether orders were placed with this address is not said here: the
+    # address is not proven until its owner opens the emailed link.
+    return render(request, "accounts/account.html")
 
 
 @login_required
@@ -66,12 +54,14 @@ def claim_request(request):
     """Email a link that attaches the anonymous orders placed with the
     account's address (whoever opens it proves they read that mailbox)."""
     user = request.user
-    uid = urlsafe_base64_encode(force_bytes(user.pk))
-    path = reverse("accounts:claim", args=[uid, claim_tokens.make_token(user)])
-    body = render_to_string(
-        "accounts/email/claim.txt", {"link": settings.SITE_URL + path, "user": user}
-    )
-    queue("send_rendered", "Attach your earlier Marquee orders", body, user.email)
+    if not account_email_allowed("claim", user.pk):
+        messages.error(
+            request,
+            f"We have sent {user.email} several links this hour: use the newest,"
+            " or ask again later.",
+        )
+        return redirect("accounts:home")
+    queue("send_account_email", "claim", user.pk, {})
     messages.success(
         request, f"We sent a link to {user.email}: open it to attach your orders."
     )

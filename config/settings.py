@@ -292,6 +292,9 @@ MAX_CART_LINES = int(os.environ.get("MARQUEE_MAX_CART_LINES", "20"))
 THROTTLE_WINDOW_SECONDS = int(os.environ.get("MARQUEE_THROTTLE_WINDOW", "60"))
 THROTTLE_PER_SESSION = int(os.environ.get("MARQUEE_THROTTLE_SESSION", "30"))
 THROTTLE_PER_ADDRESS = int(os.environ.get("MARQUEE_THROTTLE_ADDRESS", "120"))
+# Account emails (password reset, order claim) per account per hour: a
+# form anyone may post must not become a way to flood someone's inbox.
+ACCOUNT_EMAILS_PER_HOUR = int(os.environ.get("MARQUEE_ACCOUNT_EMAILS_PER_HOUR", "3"))
 # Behind a reverse proxy: the header it sets with the client's address
 # (e.g. HTTP_X_REAL_IP); unset: REMOTE_ADDR.
 CLIENT_IP_HEADER = os.environ.get("MARQUEE_CLIENT_IP_HEADER") or None

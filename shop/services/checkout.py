@@ -316,7 +316,10 @@ def _order_details(cart, *, email: str, shipping: dict | None) -> tuple[dict, di
     customer; nothing for a card)."""
     lines, subtotal = _order_lines(cart)
     details = {
-        "email": email,
+        # One spelling per address, as accounts and the box office keep it:
+        # an order placed as "Ada@Example.com" is the account ada@example.com
+        # may claim.
+        "email": email.strip().lower(),
         "shipping": shipping,
         "lines": lines,
         "subtotal": Decimal128(subtotal),

@@ -42,7 +42,8 @@ def orders_attach(*, from_owner: str, to_owner: str) -> int:
 
 def orders_attach_by_email(*, email: str, to_owner: str) -> int:
     """Orders of no account placed with ``email`` (as typed, or in lower
-    case), anonymous or bought at the box office, are the account's. The
+    case: orders keep it in lower case, older ones perhaps as typed),
+    anonymous or bought at the box office, are the account's. The
     caller has proven the account owns the address. Returns how many
     moved."""
     if not isinstance(email, str) or "@" not in email:

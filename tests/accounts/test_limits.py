@@ -181,6 +181,25 @@ def test_fresh_sessions_from_one_address_are_throttled_too(mongo_db, show, setti
     assert other.post(f"/cart/tickets/{show}/best/", {"count": "1"}).status_code == 302
 
 
+def test_behind_a_proxy_a_forged_forwarded_for_does_not_dodge_the_limit(
+    mongo_db, show, settings
+):
+    settings.THROTTLE_PER_ADDRESS = 3
+    settings.CLIENT_IP_HEADER = "HTTP_X_FORWARDED_FOR"
+    # The client sends a new made-up address each time; the proxy appends
+    # the one it saw (203.0.113.7), and that one is counted.
+    answers = [
+        Client(HTTP_X_FORWARDED_FOR=f"10.9.9.{n}, 203.0.113.7")
+        .post(f"/cart/tickets/{show}/best/", {"count": "1"})
+        .status_code
+        for n in range(5)
+    ]
+
+    assert answers == [302] * 3 + [429] * 2
+    other = Client(HTTP_X_FORWARDED_FOR="10.9.9.1, 198.51.100.2")
+    assert other.post(f"/cart/tickets/{show}/best/", {"count": "1"}).status_code == 302
+
+
 def test_pages_and_releases_are_not_throttled(client, show, settings):
     settings.THROTTLE_PER_ADDRESS = 1
     settings.THROTTLE_PER_SESSION = 1
