@@ -21,6 +21,11 @@ Python server (0.7.0b3), see tests/test_server_conformance.py:
   checkout lock, ``shop.services.checkout._begin``; the expiry job's two
   queries), and the cleanup job (``shop.services.cleanup``) keeps the carts
   collection to live carts plus a retention.
+* An update's ``arrayFilters``: the Rust server tests the filter again
+  after each field it sets, so a filter on a field the update changes
+  stops the later fields (MongoDB tests it once, on the document before).
+  Marquee's one array filter names the element by its unique code and keeps
+  the guard in the query (``shop.services.admissions._swap_admission``).
 * findAndModify with ``upsert`` on one ``_id`` from concurrent clients: the
   Rust server applies every ``$inc`` but answers some of them with no
   document; see ``increment`` (counters never upsert in findAndModify).

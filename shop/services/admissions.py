@@ -128,7 +128,14 @@ def _swap_admission(
         Order.coll()
         .update_one(
             {"codes": code, "state": PAID, "lines": {"$elemMatch": line}},
-            {"$set": {"lines.$.admitted_at": at, "lines.$.admitted_by": by}},
+            # The line by an array filter on its code (unique), never the
+            # positional "$": with two arrays in the filter ("codes" finds
+            # the order through its index) "$" may name a position of
+            # either, and did: in an order whose goods come first, another
+            # ticket's line. The guard stays in the filter: the Rust server
+            # tests an array filter again after each field it sets.
+            {"$set": {"lines.$[t].admitted_at": at, "lines.$[t].admitted_by": by}},
+            array_filters=[{"t.code": code}],
         )
         .modified_count
     )

@@ -132,3 +132,30 @@ def test_codes_are_read_however_they_are_typed():
     assert ticket_code_of(" abcd efgh-jklm ") == "ABCD-EFGH-JKLM"
     assert ticket_code_of("abc") is None
     assert ticket_code_of("") is None
+
+
+def test_in_an_order_of_goods_and_tickets_each_code_admits_its_own_ticket(show):
+    from shop.services.carts import cart_add_item
+    from tests.shop.factories import make_product
+
+    product = make_product(sku="MUG-1", stock=10)
+    now = timezone.now()
+    # Goods come first among an order's lines, before the tickets.
+    cart_add_item(owner="anon:m", sku=product, quantity=1, now=now)
+    order = paid("anon:m", show, [(0, 0), (0, 1)])
+    first, second = order.codes
+
+    assert ticket_admit(code=second, session_id=show, by="kim").seat == "Row A, seat 2"
+
+    lines = Order.coll().find_one({"_id": order.pk})["lines"]
+    admitted = {line.get("code"): line.get("admitted_at") for line in lines}
+    assert admitted[second] is not None and admitted[first] is None
+    assert "admitted_at" not in lines[0] or lines[0]["admitted_at"] is None
+    with pytest.raises(TicketAlreadyAdmitted):
+        ticket_admit(code=second, session_id=show, by="lee")
+    assert ticket_admit(code=first, session_id=show, by="lee").seat == "Row A, seat 1"
+
+    ticket_admission_undo(code=first, session_id=show)
+    lines = Order.coll().find_one({"_id": order.pk})["lines"]
+    admitted = {line.get("code"): line.get("admitted_at") for line in lines}
+    assert admitted[first] is None and admitted[second] is not None
