@@ -69,7 +69,10 @@ class SeatsForm(forms.Form):
         seats = []
         for key in self.keys:
             row, _, col = key.partition("-")
-            if not (row.isdigit() and col.isdigit()):
+            # ASCII digits: str.isdigit also says yes to "²", which int refuses.
+            if not (
+                row.isascii() and col.isascii() and row.isdigit() and col.isdigit()
+            ):
                 raise forms.ValidationError(f"{key!r} is not a seat of this map.")
             seats.append((int(row), int(col)))
         if not seats:

@@ -427,21 +427,35 @@ def seats_refresh(
             raise InvalidRequest("Stamps are times.")
     oid = checks.session_oid(session_id)
     now = now or _now()
-    stamped = 0
-    for doc in holds.holds_coll().find(
-        {"_id": {"$in": [holds.holds_id(oid, c) for c in ids]}}
-    ):
-        stale = [k for k, e in doc.get("holds", {}).items() if e["at"] < before]
-        if stale:
-            stamped += (
-                holds.holds_coll()
-                .update_one(
-                    {"_id": doc["_id"]},
-                    {"$set": {"at": now, **{f"holds.{k}.at": now for k in stale}}},
-                )
-                .modified_count
-            )
-    return stamped
+    return sum(_stamp(doc_id, stale, now) for doc_id, stale in _stale(oid, ids, before))
+
+
+def _stale(oid, cart_ids: list[str], before: datetime) -> list[tuple[str, dict]]:
+    """Per holds document of these carts, its entries stamped before
+    ``before``: (document id, {tag: at as read})."""
+    found = holds.holds_coll().find(
+        {"_id": {"$in": [holds.holds_id(oid, c) for c in cart_ids]}}
+    )
+    stale = []
+    for doc in found:
+        entries = doc.get("holds", {})
+        old = {k: e["at"] for k, e in entries.items() if e["at"] < before}
+        if old:
+            stale.append((doc["_id"], old))
+    return stale
+
+
+def _stamp(doc_id: str, stale: dict, now: datetime) -> int:
+    """Stamp ``now`` on the entries ``stale`` (tag -> at as read), guarded
+    on each being as read: an entry released since is gone, and a stamp
+    alone must not write it back (an entry without its seats breaks every
+    reader of the document). 0 when one changed: the reconciler's next run
+    stamps what is left."""
+    guard = {f"holds.{k}.at": at for k, at in stale.items()}
+    update = {"$set": {"at": now, **{f"holds.{k}.at": now for k in stale}}}
+    return (
+        holds.holds_coll().update_one({"_id": doc_id, **guard}, update).modified_count
+    )
 
 
 def _transfer_intents(oid, target: str, doc: dict, held: Mapping, now: datetime):

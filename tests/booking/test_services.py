@@ -410,3 +410,39 @@ def test_a_session_as_stored_matches_its_document_schema(session_id):
     assert session.seats_available == session.seat_count == SMALL_SEATS
     assert hall.layout[0][3].kind == "gap"
     assert hall.layout[2][0].flags == ["wheelchair"]
+
+
+def test_a_refresh_after_a_release_never_writes_the_released_entry_back(session_id):
+    """The reconciler's refresh reads a cart's stale entries, the shopper
+    releases one of those holds, then the refresh writes its stamps: the
+    released entry must not come back as a stamp without its seats."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from booking import checks
+    from booking.selectors import session_invariant_violations
+    from booking.services import holds
+    from booking.services.seats import _stale, _stamp
+
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 5)])
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 6)])
+    later = timezone.now() + timedelta(minutes=5)
+    oid = checks.session_oid(session_id)
+    read = _stale(oid, ["cart-1"], before=later)  # the refresh reads ...
+    services.seats_release(session_id=session_id, cart_id="cart-1", seats=[(0, 5)])
+    ((doc_id, stale),) = read
+
+    assert _stamp(doc_id, stale, later) == 0  # ... and its write is refused
+
+    doc = holds.holds_coll().find_one({"_id": doc_id})
+    assert all("seats" in entry for entry in doc["holds"].values())
+    assert held_by(session_id, "cart-1") == {(0, 6)}
+    assert session_invariant_violations() == []
+    # The next run stamps what is left.
+    assert (
+        services.seats_refresh(
+            session_id=session_id, cart_ids=["cart-1"], before=later, now=later
+        )
+        == 1
+    )

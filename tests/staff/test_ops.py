@@ -378,3 +378,11 @@ def test_too_many_seats_are_refused_whole_never_cut_short():
     data.setlist("seat", [f"0-{col}" for col in range(MAX_SEATS_PER_REQUEST)])
     form = SeatsForm(data, need_reason=True)
     assert form.is_valid() and len(form.cleaned_data["seats"]) == MAX_SEATS_PER_REQUEST
+
+
+@pytest.mark.parametrize("key", ["\u00b2-3", "1-\u0663", "1", "-1-2"])
+def test_a_seat_key_of_other_digits_is_refused_not_a_crash(box, show, key):
+    block = reverse("staff:seat_map_block", args=[show])
+    response = box.post(block, {"seat": [key], "reason": "House seats"}, follow=True)
+    assert response.status_code == 200
+    assert "is not a seat of this map" in response.content.decode()
