@@ -291,7 +291,7 @@ def test_a_run_resuming_after_a_recovery_paid_its_order_announces_it_as_it_is(
     assert checkout_recover(cart_id=cart.cart_id, now=lapsed) == "completed"
 
     order = _fulfil(cart_id=cart.cart_id, order=pending, charge=charge, now=lapsed)
-    bob = pay("anon:bob", sku=product)
+    bob = pay("anon:bob", sku=product, now=lapsed)  # paid in the same hour
 
     assert order.state == "paid"
     assert settle.flush() == 3  # the recovery's, the resumed run's and bob's
