@@ -96,6 +96,12 @@ def test_box_office_schedules_a_performance_and_admits_a_ticket(page, screenshot
     expect(page.locator(".scan-ok")).to_contain_text("Row A, seat 1")
     expect(page.locator(".scan-ok")).to_contain_text("Ada Lovelace")
     expect(counter).to_have_text(re.compile(r"Admitted\s+1\s+of\s+2"))
+    # Said aloud by the region that stays on the page, and the field keeps
+    # its focus for the next scan.
+    outcome = page.locator("#scan-outcome")
+    expect(outcome).to_have_text(re.compile(r"^Admit\. Row A, seat 1, "))
+    expect(outcome).to_have_attribute("aria-live", "assertive")
+    expect(page.get_by_label("Ticket code")).to_be_focused()
     _keep(screenshot(page, "staff-check-in"), "staff-check-in")
 
     page.get_by_label("Ticket code").fill(order.codes[0])
@@ -104,6 +110,7 @@ def test_box_office_schedules_a_performance_and_admits_a_ticket(page, screenshot
         "Already admitted at", timeout=10_000
     )
     expect(page.locator(".scan-refused")).to_contain_text("by box@example.com")
+    expect(outcome).to_have_text(re.compile(r"^Do not admit\. Already admitted at"))
     expect(counter).to_have_text(re.compile(r"Admitted\s+1\s+of\s+2"))
 
 
