@@ -149,33 +149,37 @@ def stock_low(*, default: int | None = None, limit: int = 100) -> list[LowStock]
 
     The threshold is the SKU's own (``StockThreshold``) or ``default``
     (settings.LOW_STOCK_THRESHOLD). Index-served: inventories under the
-    default (index on ``quantity``), then the few SKUs whose own threshold
-    is higher than the default.
+    default (index on ``quantity``) but those with a threshold of their
+    own, which are read apart (index on ``threshold``; few: products
+    silenced or watched more closely). Leaving them out of the first read
+    keeps any number of silenced SKUs from filling its limit.
     """
     default = settings.LOW_STOCK_THRESHOLD if default is None else default
-    under = list(
+    own = {
+        doc["_id"]: doc["threshold"]
+        for doc in StockThreshold.coll().find(
+            {"threshold": {"$ne": default}}, {"threshold": 1}
+        )
+    }
+    under = (
         _inventories()
         # Online stock only: a store's stock is its own location.
-        .find({"quantity": {"$lt": default}, "store_id": None}, {"quantity": 1})
+        .find(
+            {
+                "quantity": {"$lt": default},
+                "store_id": None,
+                "_id": {"$nin": list(own)},
+            },
+            {"quantity": 1},
+        )
         .sort([("quantity", 1), ("_id", 1)])
-        .limit(limit * 2)
+        .limit(limit)
     )
-    own = stock_thresholds(skus=[doc["_id"] for doc in under])
-    higher = {
-        doc["_id"]: doc["threshold"]
-        for doc in StockThreshold.coll().find({"threshold": {"$gt": default}})
-    }
-    found = {
-        doc["_id"]: LowStock(doc["_id"], doc["quantity"], own.get(doc["_id"], default))
-        for doc in under
-        if doc["quantity"] < own.get(doc["_id"], default)
-    }
-    for doc in _inventories().find({"_id": {"$in": list(higher)}}, {"quantity": 1}):
-        if doc["quantity"] < higher[doc["_id"]]:
-            found[doc["_id"]] = LowStock(
-                doc["_id"], doc["quantity"], higher[doc["_id"]]
-            )
-    return sorted(found.values(), key=lambda low: (low.free, low.sku))[:limit]
+    found = [LowStock(doc["_id"], doc["quantity"], default) for doc in under]
+    for doc in _inventories().find({"_id": {"$in": list(own)}}, {"quantity": 1}):
+        if doc["quantity"] < own[doc["_id"]]:
+            found.append(LowStock(doc["_id"], doc["quantity"], own[doc["_id"]]))
+    return sorted(found, key=lambda low: (low.free, low.sku))[:limit]
 
 
 @dataclass(frozen=True)

@@ -94,6 +94,23 @@ def test_low_stock_uses_each_skus_threshold_and_clears_on_receipt(settings):
     assert stock_low() == []
 
 
+def test_silenced_skus_never_hide_a_real_low(settings):
+    settings.LOW_STOCK_THRESHOLD = 5
+    for n in range(12):  # discontinued: the last unit, and no alert wanted
+        make_product(sku=f"OLD-{n:02}", stock=1)
+        stock_threshold_set(sku=f"OLD-{n:02}", threshold=0)
+    make_product(sku="LIVE-1", stock=1)
+    make_product(sku="OLD-LOW", stock=1)
+    stock_threshold_set(sku="OLD-LOW", threshold=2)  # lowered, yet under it
+
+    lows = stock_low(limit=3)
+
+    assert [(low.sku, low.free, low.threshold) for low in lows] == [
+        ("LIVE-1", 1, 5),
+        ("OLD-LOW", 1, 2),
+    ]
+
+
 def test_the_stock_report_searches_by_sku_item_title_and_store():
     make_product(sku="SNK-42", title="Canvas Sneaker", stock=10)
     make_product(sku="SNK-43", title="Canvas Sneaker", stock=2)
