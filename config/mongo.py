@@ -276,6 +276,15 @@ def is_empty() -> bool:
 DUPLICATE_KEY = 11000
 
 
+def only_duplicates(exc: BulkWriteError) -> bool:
+    """Whether a bulk write failed on duplicate keys alone. A write concern
+    not met (a replica set's step-down) is no duplicate: the caller must not
+    count those writes as done."""
+    return not exc.details.get("writeConcernErrors") and all(
+        e.get("code") == DUPLICATE_KEY for e in exc.details.get("writeErrors", [])
+    )
+
+
 def insert_new(collection: Collection, documents: list[dict]) -> list[int]:
     """Insert, in one unordered command, the documents whose ``_id`` is not
     there yet; the positions of those inserted. Any error but a duplicate
@@ -285,13 +294,8 @@ def insert_new(collection: Collection, documents: list[dict]) -> list[int]:
     try:
         collection.insert_many(documents, ordered=False)
     except BulkWriteError as exc:
-        errors = exc.details.get("writeErrors", [])
-        # A write concern not met (a replica set's step-down) is no
-        # duplicate either: the caller must not count those as written.
-        if exc.details.get("writeConcernErrors") or any(
-            e.get("code") != DUPLICATE_KEY for e in errors
-        ):
+        if not only_duplicates(exc):
             raise
-        duplicates = {e["index"] for e in errors}
+        duplicates = {e["index"] for e in exc.details["writeErrors"]}
         return [i for i in range(len(documents)) if i not in duplicates]
     return list(range(len(documents)))

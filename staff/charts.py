@@ -33,6 +33,7 @@ class Chart:
     labels: list[str]
     series: list[Series]
     unit: str = ""  # "£" for money
+    axis: str = "Day"  # what a label is: the data table's first heading
 
     def fmt(self, value: float) -> str:
         if self.unit == "£":
@@ -53,7 +54,7 @@ class Chart:
     def table(self) -> str:
         """The chart's figures as an HTML table (drawn here, not by a template
         loop: 30 rows of several cells cost the dashboard ~30 ms in templates)."""
-        head = "Hour" if len(self.labels) == 24 else "Day"
+        head = self.axis
         cells = "".join(
             f'<th scope="col" class="money">{escape(s.name)}</th>' for s in self.series
         )
@@ -139,7 +140,10 @@ def _bars(chart: Chart, top: float, plot_h: float) -> list[str]:
         x0 = PAD_LEFT + slot * i + slot * 0.1
         for j, series in enumerate(chart.series):
             value = series.values[i]
-            h = plot_h * value / top
+            # A day of more refunds than sales is drawn as no bar (its
+            # figure is in the title and the data table), never as a
+            # negative height, which browsers do not draw at all.
+            h = plot_h * max(value, 0) / top
             parts.append(
                 f'<rect x="{x0 + j * bar_w:.1f}" y="{PAD_TOP + plot_h - h:.1f}" '
                 f'width="{bar_w:.1f}" height="{h:.1f}" '

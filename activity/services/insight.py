@@ -7,11 +7,13 @@ from datetime import date, datetime, time, timedelta
 from bson import ObjectId
 from django.utils import timezone
 from pymongo import ReplaceOne
+from pymongo.errors import BulkWriteError
 
 from activity import kinds
 from activity.documents import BoughtTogether, ItemDay
 from activity.services.partitions import partition_coll, partitions_for
 from catalog.selectors.offers import items_for_sale
+from config.mongo import only_duplicates
 
 # Each paid order's distinct items, paired with each other: (a, b) and (b, a).
 _PAIRS = [
@@ -52,10 +54,11 @@ def bought_together_rebuild(*, now: datetime | None = None, days: int, top: int)
     """Recount every item's top partners from the paid orders of the last
     ``days`` days and replace the stored lists.
 
-    Invariant: the stored lists are those of one run. Each run writes its
-    lists (replacing by item), then deletes what an earlier run wrote for
-    items that have no partner now; running twice, or two runs at once,
-    leaves one run's complete answer. Returns how many items have partners.
+    Invariant: the stored lists are those of one run, the newest. Each run
+    writes its lists (replacing by item, but never a list a newer run
+    wrote), then deletes what older runs wrote for items that have no
+    partner now; running twice, or two runs at once, leaves the newer run's
+    complete answer. Returns how many items have partners.
     """
     now = now or timezone.now()
     counts = pair_counts(since=now - timedelta(days=days), until=now)
@@ -64,7 +67,9 @@ def bought_together_rebuild(*, now: datetime | None = None, days: int, top: int)
     run = str(ObjectId())
     writes = [
         ReplaceOne(
-            {"_id": item},
+            # A newer run's list stays: the upsert then meets its _id and
+            # is refused as a duplicate, which this run ignores.
+            {"_id": item, "at": {"$lte": now}},
             {
                 "partners": [{"item": b, "n": n} for b, n in found],
                 "run": run,
@@ -77,8 +82,13 @@ def bought_together_rebuild(*, now: datetime | None = None, days: int, top: int)
     ]
     coll = BoughtTogether.coll()
     for start in range(0, len(writes), 1000):
-        coll.bulk_write(writes[start : start + 1000], ordered=False)
-    coll.delete_many({"run": {"$ne": run}, "at": {"$lte": now}})
+        try:
+            coll.bulk_write(writes[start : start + 1000], ordered=False)
+        except BulkWriteError as exc:
+            if not only_duplicates(exc):
+                raise
+    # Older runs' lists only: a newer run's answer is never this run's to end.
+    coll.delete_many({"run": {"$ne": run}, "at": {"$lt": now}})
     return len(writes)
 
 

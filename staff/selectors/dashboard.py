@@ -7,7 +7,7 @@ stuck checkouts and refunds, SKUs under the threshold, the next performances.
 """
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, time, timedelta
 
 from django.urls import reverse
 from django.utils import timezone
@@ -122,14 +122,24 @@ def _days(hours: list[dict], now: datetime, count: int) -> list[dict]:
 
 
 def _hours_today(hours: list[dict], now: datetime) -> list[tuple[datetime, dict]]:
-    local = timezone.localtime(now)
-    midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
+    """Each hour of today, local midnight to midnight, with its figures: 24
+    hours, or 23 and 25 on the days the clocks change. Stepped in UTC, as
+    the buckets are: adding hours to a local time counts on the clock face,
+    and the day the clocks go back would lose an hour."""
+    day = timezone.localdate(now)
+    midnight = timezone.make_aware(datetime.combine(day, time.min))
+    next_midnight = timezone.make_aware(
+        datetime.combine(day + timedelta(days=1), time.min)
+    )
     found: dict[datetime, dict] = {}
     for doc in hours:  # an hour's buckets, one per block of order numbers
         if doc["start"] >= midnight:
             add_figures(found.setdefault(doc["start"], dict.fromkeys(FIELDS, 0)), doc)
-    today = [midnight + timedelta(hours=h) for h in range(24)]
-    return [(h, found.get(hour_start(h), {})) for h in today]
+    today, at = [], hour_start(midnight)
+    while at < next_midnight:
+        today.append(at)
+        at += timedelta(hours=1)
+    return [(timezone.localtime(h), found.get(h, {})) for h in today]
 
 
 def _first_midnight(now: datetime, count: int) -> datetime:
@@ -151,6 +161,7 @@ def _hour_charts(hours: list[tuple[datetime, dict]]) -> list[Chart]:
             labels=labels,
             series=[Series("Revenue", [_net(d) for _, d in hours])],
             unit="£",
+            axis="Hour",
         ),
         Chart(
             id="orders-hour",
@@ -158,6 +169,7 @@ def _hour_charts(hours: list[tuple[datetime, dict]]) -> list[Chart]:
             description="Orders paid in each hour of today.",
             labels=labels,
             series=[Series("Orders", [d.get("orders", 0) for _, d in hours])],
+            axis="Hour",
         ),
     ]
 

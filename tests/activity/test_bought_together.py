@@ -164,3 +164,21 @@ def test_pages_without_partners_show_no_section(client, catalog):
     assert "Often bought together" not in client.get("/p/6/").content.decode()
     client.post("/cart/add/", {"sku": "6-M-black", "quantity": "1"})
     assert "You might also like" not in client.get("/cart/").content.decode()
+
+
+def test_an_older_run_finishing_last_never_ends_the_newer_runs_answer(orders, mongo_db):
+    later = NOW + timedelta(days=25)
+    # The newer run (a staff "run now") finishes first; the hourly run that
+    # started a moment before it finishes after.
+    bought_together_rebuild(now=later, days=30, top=2)
+    bought_together_rebuild(now=later - timedelta(seconds=1), days=30, top=2)
+
+    # Every list is still the newer run's: so its own delete, however late
+    # it comes, ends only older runs' lists, never the whole answer.
+    assert {doc["at"] for doc in mongo_db.activity_bought_together.find()} == {later}
+    assert stored(mongo_db) == {
+        "1": [("5", 1)],
+        "2": [("3", 1)],
+        "3": [("2", 1)],
+        "5": [("1", 1)],
+    }

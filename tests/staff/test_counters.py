@@ -309,3 +309,55 @@ def test_a_sum_of_an_earlier_version_is_summed_from_the_start(mongo_db, product)
     assert [(p["name"], p["qty"]) for p in dashboard(now=now).top_products] == [
         ("JC Sneaker", 3)
     ]
+
+
+@pytest.mark.parametrize(
+    "day, hours, labels",
+    [
+        ("2026-03-29", 23, [f"{h:02}" for h in range(24) if h != 1]),  # clocks forward
+        ("2026-10-25", 25, ["00", "01", "01", *(f"{h:02}" for h in range(2, 24))]),
+        ("2026-11-26", 24, [f"{h:02}" for h in range(24)]),
+    ],
+)
+def test_today_has_each_of_its_hours_once_when_the_clocks_change(
+    settings, day, hours, labels
+):
+    from datetime import UTC, datetime, time, timedelta
+
+    from django.utils import timezone
+
+    from staff.selectors.dashboard import _hours_today
+
+    settings.TIME_ZONE = "Europe/London"
+    noon = timezone.make_aware(datetime.combine(datetime.fromisoformat(day), time(12)))
+    first = timezone.make_aware(datetime.combine(noon.date(), time.min)).astimezone(UTC)
+    # One order in every UTC hour of the local day, and one either side.
+    buckets = [
+        {"start": first + timedelta(hours=h), "orders": 1} for h in range(-1, hours + 1)
+    ]
+
+    today = _hours_today(buckets, noon)
+
+    assert len(today) == hours
+    assert [f"{h:%H}" for h, _ in today] == labels
+    assert sum(figures.get("orders", 0) for _, figures in today) == hours
+
+
+def test_a_day_of_more_refunds_than_sales_draws_no_negative_bar():
+    import re
+
+    from staff.charts import Chart, Series
+
+    chart = Chart(
+        id="rev-day",
+        title="Revenue per day",
+        description="Net revenue.",
+        labels=["Mon", "Tue"],
+        series=[Series("Revenue", [120.0, -45.0])],
+        unit="£",
+    )
+
+    heights = [float(h) for h in re.findall(r'height="(-?[\d.]+)"', chart.svg)]
+    assert heights and min(heights) >= 0
+    assert "Tue: Revenue £-45.00" in chart.svg  # the figure is still there
+    assert "£-45.00" in chart.table
