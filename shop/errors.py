@@ -94,6 +94,18 @@ class AddressNeeded(DomainError):
     status = 400
 
 
+class CheckoutTakenOver(DomainError):
+    """This run's lease lapsed and the checkout was taken over (finished or
+    reopened by a recovery, or by the shopper's next attempt) before it
+    charged: it must not charge."""
+
+    message = (
+        "Your payment took too long to start and was stopped; you were not"
+        " charged. Please check your cart and pay again."
+    )
+    status = 409
+
+
 class CheckoutInProgress(DomainError):
     """Another run of this checkout holds its lease (``seconds`` left)."""
 

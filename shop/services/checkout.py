@@ -61,6 +61,7 @@ from shop.errors import (
     CartInactive,
     CartNotFound,
     CheckoutInProgress,
+    CheckoutTakenOver,
     LineUnavailable,
     PaymentFailed,
     PricesChanged,
@@ -152,12 +153,22 @@ class _Run:
 
     def renew(self, locked_at: datetime) -> None:
         """Push the lease on if a third of it has gone since ``locked_at``:
-        this run is alive (a no-op once taken over). A checkout that got
-        here quickly, as nearly all do, spends no command on it."""
+        this run is alive. A checkout that got here quickly, as nearly all
+        do, spends no command on it (its lease cannot have lapsed).
+
+        Raises CheckoutTakenOver when the fence matches nothing: the lease
+        lapsed and a recovery (or the shopper's next attempt) took the cart
+        over, so this run must not go on to charge: the card would be
+        charged for an attempt another run already finished or reopened.
+        """
         now = self.fixed_now or timezone.now()
         if now - locked_at < lease_time() / 3:
             return
-        carts().update_one(self.fence(), {"$set": {"lease_until": now + lease_time()}})
+        renewed = carts().update_one(
+            self.fence(), {"$set": {"lease_until": now + lease_time()}}
+        )
+        if not renewed.matched_count:
+            raise CheckoutTakenOver()
 
 
 def _attempt_is(attempt: int) -> dict:

@@ -191,3 +191,27 @@ def test_a_slow_run_renews_its_lease_before_charging(mongo_db, cart, now):
         mongo_db.carts.find_one()["lease_until"]
         == now + timedelta(seconds=20) + lease_time()
     )
+
+
+def test_a_run_taken_over_before_its_charge_stops_and_never_charges(mongo_db, product):
+    """A run locks the cart and stalls past its lease before charging; the
+    recovery takes the lease over and reopens the cart; the shopper pays
+    again. When the stalled run resumes, its lease renewal (the last step
+    before the charge) finds the cart no longer its own and stops it."""
+    from django.utils import timezone
+
+    from shop.errors import CheckoutTakenOver
+    from shop.services.checkout import _prepare, _start
+
+    stalled_at = timezone.now() - timedelta(seconds=60)  # lease lapsed 15 s ago
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=2, now=stalled_at)
+    run = _start(ALICE, cart.cart_id, stalled_at, None)
+    _prepare(run, email="ada@example.com", shipping=SHIPPING, now=stalled_at)
+    assert checkout_recover(cart_id=cart.cart_id) == "reopened"
+    paid = checkout(cart.cart_id, now=timezone.now())
+
+    with pytest.raises(CheckoutTakenOver):
+        run.renew(locked_at=stalled_at)
+
+    assert charges(mongo_db) == [(f"{paid.number}-2", "paid")]
+    assert mongo_db.carts.find_one({"_id": cart.cart_id})["state"] == COMPLETE
