@@ -332,13 +332,12 @@ def _tag_owners(oid, tags: set[int]) -> dict[int, tuple[str, dict]]:
     """Which cart's document lists each tag: tag -> (cart id, its entry)."""
     if not tags:
         return {}
-    keys = [f"t{t}" for t in tags]
-    query = {
-        "session_id": oid,
-        "$or": [{f"holds.{k}": {"$exists": True}} for k in keys],
-    }
+    # The session's documents, the tags picked here: a top-level $or on the
+    # tags costs the Rust server time growing with the whole collection
+    # (config/compat.py), which keeps every sold seat's entry, while one
+    # session's documents are bounded by its seats.
     owners = {}
-    for raw in _holds().find(query, {"cart_id": 1, "holds": 1}):
+    for raw in _holds().find({"session_id": oid}, {"cart_id": 1, "holds": 1}):
         for key, entry in raw.get("holds", {}).items():
             if int(key[1:]) in tags:
                 owners[int(key[1:])] = (raw["cart_id"], entry)
