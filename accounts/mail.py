@@ -19,6 +19,8 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from django_q.tasks import async_task
 
+from accounts.throttle import hit
+from accounts.tokens import claim_tokens
 from shop.printing import tickets_pdf
 from shop.selectors.orders import order_tickets
 from shop.views.common import order_url
@@ -32,8 +34,6 @@ SUBJECTS = {
 def account_email_allowed(kind: str, user_id: int) -> bool:
     """Whether the account may be sent another ``kind`` email this hour
     (``ACCOUNT_EMAILS_PER_HOUR``, counted as the throttle counts)."""
-    from accounts.throttle import hit
-
     return hit(
         f"mail:{kind}:{user_id}",
         limit=settings.ACCOUNT_EMAILS_PER_HOUR,
@@ -74,8 +74,6 @@ def account_email(kind: str, user_id: int, site: dict) -> EmailMessage | None:
     now; None when the account is gone or may not have one (inactive, or
     no usable password for a reset, as Django's reset form decides).
     ``site``: the request's ``domain``, ``site_name`` and ``protocol``."""
-    from accounts.tokens import claim_tokens
-
     user = get_user_model().objects.filter(pk=user_id, is_active=True).first()
     if user is None:
         return None

@@ -13,7 +13,8 @@ from django import forms
 from booking.checks import MAX_SEATS_PER_HOLD
 from booking.values import Seat
 
-_SEAT = re.compile(r"^(\d{1,3})-(\d{1,3})$")
+# ASCII digits: "\d" would also take other scripts' digits.
+_SEAT = re.compile(r"^([0-9]{1,3})-([0-9]{1,3})$")
 _ZONE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 SEAT_HELP = 'Seats are given as row and column numbers, like "4-12".'
 

@@ -4,6 +4,7 @@ from django import forms
 from django.core.validators import MaxValueValidator, MinValueValidator
 
 from booking.checks import MAX_SEATS_PER_REQUEST
+from booking.forms import SeatListField
 from shop.documents import ORDER_STATES
 
 # The dates a staff filter or a performance may name: wide enough for any
@@ -49,38 +50,31 @@ class ReasonForm(forms.Form):
 
 
 class SeatsForm(forms.Form):
-    """Seats ticked on the staff seat map (``seat``: "row-col" keys) and, to
-    block them, a reason."""
+    """Seats ticked on the staff seat map (``seat``: "row-col" keys, parsed
+    by booking's ``SeatListField``, up to a request's limit, refused whole
+    beyond it) and, to block them, a reason."""
 
+    seat = SeatListField(
+        required=False,
+        max_seats=MAX_SEATS_PER_REQUEST,
+        error_messages={"invalid": "That is not a seat of this map."},
+    )
     reason = forms.CharField(required=False, max_length=200, strip=True)
 
     def __init__(self, data=None, *, need_reason: bool = False):
         super().__init__(data)
         self.need_reason = need_reason
-        self.keys = data.getlist("seat") if data is not None else []
 
     def clean(self):
-        if len(self.keys) > MAX_SEATS_PER_REQUEST:
-            # Refused whole, never cut short: staff must not believe seats
-            # were blocked or sold that were not.
-            raise forms.ValidationError(
-                f"Choose at most {MAX_SEATS_PER_REQUEST} seats at a time."
-            )
-        seats = []
-        for key in self.keys:
-            row, _, col = key.partition("-")
-            # ASCII digits: str.isdigit also says yes to "²", which int refuses.
-            if not (
-                row.isascii() and col.isascii() and row.isdigit() and col.isdigit()
-            ):
-                raise forms.ValidationError(f"{key!r} is not a seat of this map.")
-            seats.append((int(row), int(col)))
-        if not seats:
+        data = super().clean()
+        if "seat" in self.errors:
+            return data
+        if not data.get("seat"):
             raise forms.ValidationError("Tick the seats first.")
-        if self.need_reason and not self.cleaned_data.get("reason"):
+        if self.need_reason and not data.get("reason"):
             raise forms.ValidationError("Give a reason to block seats.")
-        self.cleaned_data["seats"] = sorted(set(seats))
-        return self.cleaned_data
+        data["seats"] = sorted(data["seat"])
+        return data
 
 
 class SaleForm(SeatsForm):

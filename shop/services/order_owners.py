@@ -49,16 +49,3 @@ def orders_attach_by_email(*, email: str, to_owner: str) -> int:
     if not isinstance(email, str) or "@" not in email:
         return 0
     return _attach({"email": {"$in": sorted({email, email.lower()})}}, to_owner)
-
-
-def orders_by_email_waiting(*, email: str) -> int:
-    """How many paid or past orders of no account were placed with ``email``."""
-    if not isinstance(email, str) or "@" not in email:
-        return 0
-    return orders().count_documents(
-        {
-            "email": {"$in": sorted({email, email.lower()})},
-            "owner": {"$regex": _UNCLAIMED},
-            "state": {"$ne": PENDING_PAYMENT},
-        }
-    )
