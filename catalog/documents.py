@@ -262,6 +262,10 @@ class StockMovement(Document):
     that order (``Inventory.ledger_seq`` is the last one applied), so a crash
     between writing an entry and applying it is seen and finished later,
     never applied twice. ``pending`` is set until the entry is applied.
+
+    An entry written for a request that carries a key (a staff form) has
+    ``_id = "<sku>|<key>"``, so the same request sent twice writes once
+    (``catalog.services.stock._record``); others have an ObjectId.
     """
 
     sku = me.StringField(required=True)

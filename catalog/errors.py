@@ -75,6 +75,29 @@ class FreeStockShort(DomainError):
         )
 
 
+class AlreadyRecorded(DomainError):
+    """A ledger entry already carries this request's key: the form was sent
+    twice (a double click, a retry, the Back button). Nothing was added;
+    ``seq`` is the entry the first sending wrote, ``same`` whether this
+    sending asked for the same movement."""
+
+    status = 409
+
+    def __init__(self, *, seq: int, same: bool):
+        self.seq, self.same = seq, same
+        if same:
+            message = (
+                f"Already recorded as ledger entry {seq}: the form was sent "
+                "twice and counted once."
+            )
+        else:
+            message = (
+                f"This form was already used for ledger entry {seq}, so "
+                "nothing changed. Reload the page to record another movement."
+            )
+        super().__init__(message)
+
+
 class InvalidProduct(DomainError):
     message = "That product is not valid."
     status = 400

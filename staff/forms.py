@@ -1,7 +1,12 @@
+import uuid
 from datetime import date, datetime
 
 from django import forms
-from django.core.validators import MaxValueValidator, MinValueValidator
+from django.core.validators import (
+    MaxValueValidator,
+    MinValueValidator,
+    RegexValidator,
+)
 
 from booking.checks import MAX_SEATS_PER_REQUEST
 from booking.forms import SeatListField
@@ -233,7 +238,27 @@ class StockSearchForm(forms.Form):
         ]
 
 
-class ReceiveForm(forms.Form):
+_OUT_OF_DATE = "This form is out of date: reload the page and send it again."
+
+
+def _new_key() -> str:
+    return uuid.uuid4().hex
+
+
+class _SentOnce(forms.Form):
+    """A form whose action must not happen twice when it is sent twice (a
+    double click, a retry, the Back button): each page it is drawn on
+    carries a new ``key``, which the service records with the action."""
+
+    key = forms.CharField(
+        widget=forms.HiddenInput,
+        initial=_new_key,
+        validators=[RegexValidator(r"^[A-Za-z0-9_-]{8,64}$", _OUT_OF_DATE)],
+        error_messages={"required": _OUT_OF_DATE},
+    )
+
+
+class ReceiveForm(_SentOnce):
     quantity = forms.IntegerField(
         min_value=1, max_value=1_000_000, label="Units received"
     )
@@ -242,7 +267,7 @@ class ReceiveForm(forms.Form):
     )
 
 
-class AdjustForm(forms.Form):
+class AdjustForm(_SentOnce):
     kind = forms.ChoiceField(
         label="Reason",
         choices=[

@@ -8,6 +8,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from catalog.errors import AlreadyRecorded
 from catalog.selectors.stock import stock_ledger, stock_low
 from catalog.selectors.stock_report import sku_store_counts, stock_report, stock_row
 from catalog.selectors.stores import stores_list
@@ -100,7 +101,10 @@ def stock_sku(request, sku):
 def _back_to_sku(request, exc, sku):
     if exc.status == 404:
         raise not_found(exc)  # no such SKU: no page to go back to
-    messages.error(request, exc.message)
+    if isinstance(exc, AlreadyRecorded) and exc.same:
+        messages.info(request, exc.message)  # a repeat: the first one counted
+    else:
+        messages.error(request, exc.message)
     return redirect("staff:stock_sku", sku=sku)
 
 
@@ -110,7 +114,11 @@ def _back_to_sku(request, exc, sku):
 def stock_receive(request, sku):
     data = valid(ReceiveForm(request.POST)).cleaned_data
     staff_receive_stock(
-        user=request.user, sku=sku, quantity=data["quantity"], note=data["note"]
+        user=request.user,
+        sku=sku,
+        quantity=data["quantity"],
+        note=data["note"],
+        key=data["key"],
     )
     messages.success(request, f"Received {data['quantity']} units of {sku}.")
     return redirect("staff:stock_sku", sku=sku)
@@ -127,6 +135,7 @@ def stock_adjust(request, sku):
         delta=data["delta"],
         kind=data["kind"],
         note=data["note"],
+        key=data["key"],
     )
     messages.success(request, f"Adjusted {sku} by {data['delta']:+d} units.")
     return redirect("staff:stock_sku", sku=sku)

@@ -40,6 +40,7 @@ per SKU: ``quantity + held + sold == received`` and ``quantity >= 0``, where
 per SKU (its ``_id``).
 """
 
+import re
 import threading
 import uuid
 from collections import OrderedDict
@@ -54,6 +55,7 @@ from pymongo.errors import DuplicateKeyError
 from catalog import faults
 from catalog.documents import Inventory, StockHoldDoc, StockMovement, hold_id
 from catalog.errors import (
+    AlreadyRecorded,
     AlreadyReserved,
     FreeStockShort,
     InvalidQuantity,
@@ -1002,26 +1004,56 @@ def _settle(sku: str) -> int:
         _apply_next(sku, seq + 1)
 
 
-def _record(sku: str, quantity: int, kind: str, note: str, now: datetime) -> int:
-    """Write ledger entry ``n + 1`` of ``sku`` and apply it; its number."""
+# A request key: what a form carries so that sending it twice records once.
+_KEY = re.compile(r"[A-Za-z0-9_-]{8,64}")
+
+
+def _entry_id(sku: str, key: str | None) -> str | None:
+    """The ledger entry's ``_id`` for a request ``key``: unique per SKU and
+    key, so a second insert of the same request is refused by the server
+    (uniqueness from ``_id``, never a secondary index: docs/architecture.md
+    §3.10). None: no key, the server's ObjectId."""
+    if key is None:
+        return None
+    if not isinstance(key, str) or not _KEY.fullmatch(key):
+        raise InvalidQuantity("That request key is not valid: reload the page.")
+    return f"{sku}|{key}"
+
+
+def _record(
+    sku: str, quantity: int, kind: str, note: str, now: datetime, key: str | None
+) -> tuple[int, bool]:
+    """Write ledger entry ``n + 1`` of ``sku`` and apply it: (its number,
+    True). With a request ``key`` whose entry exists, nothing is written:
+    that entry is applied if a crash left it pending, and this returns (its
+    number, False) when it records the same movement; raises AlreadyRecorded
+    when it records another."""
+    entry_id = _entry_id(sku, key)
     for _ in range(_ATTEMPTS * 4):
         seq = _settle(sku) + 1
+        entry = {
+            "sku": sku,
+            "seq": seq,
+            "quantity": quantity,
+            "kind": kind,
+            "note": note[:200],
+            "at": now,
+            "pending": True,
+        }
+        if entry_id is not None:
+            entry["_id"] = entry_id
         try:
-            _ledger().insert_one(
-                {
-                    "sku": sku,
-                    "seq": seq,
-                    "quantity": quantity,
-                    "kind": kind,
-                    "note": note[:200],
-                    "at": now,
-                    "pending": True,
-                }
-            )
+            _ledger().insert_one(entry)
         except DuplicateKeyError:
+            done = entry_id and _ledger().find_one({"_id": entry_id})
+            if done:
+                _settle(sku)
+                if (done["quantity"], done["kind"]) != (quantity, kind):
+                    raise AlreadyRecorded(seq=done["seq"], same=False) from None
+                return done["seq"], False
             continue  # another entry took this number: apply it, try the next
         _apply_next(sku, seq)
-        return seq
+        return seq, True
     raise RuntimeError(f"could not record stock of {sku}: too many concurrent entries")
 
 
@@ -1032,6 +1064,7 @@ def stock_restock(
     note: str = "",
     now: datetime | None = None,
     fields: Mapping | None = None,
+    key: str | None = None,
 ) -> int:
     """Receive ``quantity`` new units of ``sku`` (creating its inventory).
 
@@ -1040,13 +1073,18 @@ def stock_restock(
     a pending entry that the next restock or stock_ledger_settle applies,
     exactly once. Returns the entry's number. ``fields`` name a store's
     location when its inventory is created here (see ``_new_inventory``).
+    ``key``: the request's own key (a staff form's); a second receipt with
+    the same key adds nothing, however often or concurrently it is sent.
 
-    Raises InvalidQuantity.
+    Raises InvalidQuantity, AlreadyRecorded (the key's receipt exists).
     """
     quantity = _units(quantity)
     now = now or timezone.now()
     _ensure_inventory(sku, now, fields)
-    return _record(sku, quantity, "receipt", note, now)
+    seq, fresh = _record(sku, quantity, "receipt", note, now, key)
+    if not fresh:
+        raise AlreadyRecorded(seq=seq, same=True)
+    return seq
 
 
 # What an adjustment may be: units damaged (written off), or a stock count
@@ -1055,7 +1093,13 @@ ADJUSTMENTS = ("damaged", "correction")
 
 
 def stock_correct(
-    *, sku: str, delta: int, kind: str, note: str = "", now: datetime | None = None
+    *,
+    sku: str,
+    delta: int,
+    kind: str,
+    note: str = "",
+    now: datetime | None = None,
+    key: str | None = None,
 ) -> int:
     """Adjust ``sku``'s units by ``delta`` (negative: units leave), as a ledger
     entry of ``kind`` (one of ADJUSTMENTS), never a bare overwrite.
@@ -1064,10 +1108,12 @@ def stock_correct(
     (held ones are a cart's, sold ones a buyer's). The entry is applied like
     a receipt (``_apply_next``); one the free units cannot cover is voided
     and this raises. Conservation holds throughout: ``received`` is the sum
-    of the entries applied. Returns the entry's number.
+    of the entries applied. Returns the entry's number. ``key``: as
+    ``stock_restock``'s; a repeat gets the first sending's answer (refused
+    again, or AlreadyRecorded).
 
     Raises InvalidQuantity (delta 0 or not whole, unknown kind), NotStocked,
-    FreeStockShort (with the units free).
+    FreeStockShort (with the units free), AlreadyRecorded.
     """
     if isinstance(delta, bool) or not isinstance(delta, int) or delta == 0:
         raise InvalidQuantity("An adjustment is a whole number of units, not 0.")
@@ -1075,10 +1121,12 @@ def stock_correct(
         raise InvalidQuantity(f"An adjustment is one of: {', '.join(ADJUSTMENTS)}.")
     if not _inventories().count_documents({"_id": sku}, limit=1):
         raise NotStocked()
-    seq = _record(sku, delta, kind, note, now or timezone.now())
+    seq, fresh = _record(sku, delta, kind, note, now or timezone.now(), key)
     doc = _inventories().find_one({"_id": sku}, {"quantity": 1, "voided": 1})
     if seq in (doc.get("voided") or []):
         raise FreeStockShort(free=doc["quantity"], asked=-delta)
+    if not fresh:
+        raise AlreadyRecorded(seq=seq, same=True)
     return seq
 
 

@@ -23,7 +23,8 @@ def _free(sku: str) -> str | None:
 
 def _ledgered(user, sku: str, action: str, note: str, details: dict, write) -> int:
     """Run ``write`` (a ledger movement; returns its number) and audit it
-    with the free units before and after; returns the ledger number."""
+    with the free units before and after; returns the ledger number. A
+    refused or repeated movement (``write`` raises) is not audited."""
     before = _free(sku)
     seq = write()
     audit_record(
@@ -39,9 +40,13 @@ def _ledgered(user, sku: str, action: str, note: str, details: dict, write) -> i
     return seq
 
 
-def staff_receive_stock(*, user, sku: str, quantity: int, note: str = "") -> int:
+def staff_receive_stock(
+    *, user, sku: str, quantity: int, note: str = "", key: str | None = None
+) -> int:
     """Receive ``quantity`` units (a restock: ledger entry, then applied) of a
-    SKU the catalog has (UnknownSku otherwise: a typo never opens stock)."""
+    SKU the catalog has (UnknownSku otherwise: a typo never opens stock).
+    ``key``: the form's, so that sending it twice receives once
+    (AlreadyRecorded, and no second audit entry)."""
     if not sku_exists(sku=sku):
         raise UnknownSku()
     return _ledgered(
@@ -50,20 +55,23 @@ def staff_receive_stock(*, user, sku: str, quantity: int, note: str = "") -> int
         "stock received",
         note,
         {"quantity": quantity},
-        lambda: stock_restock(sku=sku, quantity=quantity, note=note),
+        lambda: stock_restock(sku=sku, quantity=quantity, note=note, key=key),
     )
 
 
-def staff_adjust_stock(*, user, sku: str, delta: int, kind: str, note: str) -> int:
+def staff_adjust_stock(
+    *, user, sku: str, delta: int, kind: str, note: str, key: str | None = None
+) -> int:
     """Adjust by ``delta`` units with a reason (damaged, count correction);
-    refused (FreeStockShort) when free stock would go negative."""
+    refused (FreeStockShort) when free stock would go negative. ``key``: as
+    ``staff_receive_stock``'s."""
     return _ledgered(
         user,
         sku,
         f"stock adjusted ({kind})",
         note,
         {"delta": delta},
-        lambda: stock_correct(sku=sku, delta=delta, kind=kind, note=note),
+        lambda: stock_correct(sku=sku, delta=delta, kind=kind, note=note, key=key),
     )
 
 

@@ -4,7 +4,12 @@ stock report."""
 import pytest
 from django.utils import timezone
 
-from catalog.errors import FreeStockShort, InvalidQuantity, NotStocked
+from catalog.errors import (
+    AlreadyRecorded,
+    FreeStockShort,
+    InvalidQuantity,
+    NotStocked,
+)
 from catalog.selectors.stock import (
     stock_ledger,
     stock_level,
@@ -134,3 +139,87 @@ def test_the_stock_report_searches_by_sku_item_title_and_store():
     )
     assert row.online.free == 2 and row.low  # default threshold 5
     assert sku_store_counts(sku="SNK-43") == {"s1": 6}
+
+
+# --- A request sent twice (a staff form's key) ---------------------------------------
+
+
+KEY = "5f0c2d0e9a8b4c6d8e7f6a5b4c3d2e1f"
+
+
+def test_a_receipt_sent_twice_with_its_key_is_received_once(mongo_db):
+    sku = make_product(sku="MUG-K1", stock=10)
+    seq = stock_restock(sku=sku, quantity=5, note="delivery", key=KEY)
+
+    with pytest.raises(AlreadyRecorded) as again:
+        stock_restock(sku=sku, quantity=5, note="delivery", key=KEY)
+
+    assert (again.value.seq, again.value.same) == (seq, True)
+    assert "counted once" in again.value.message
+    assert stock_level(sku=sku).received == 15
+    assert mongo_db.stock_ledger.count_documents({"sku": sku}) == 2
+    # Another key, or none, is another receipt.
+    stock_restock(sku=sku, quantity=5, key=KEY.replace("5", "6"))
+    stock_restock(sku=sku, quantity=5)
+    assert stock_level(sku=sku).received == 25
+    assert stock_problems() == []
+
+
+def test_a_key_sent_again_for_another_movement_changes_nothing(mongo_db):
+    sku = make_product(sku="MUG-K2", stock=10)
+    seq = stock_restock(sku=sku, quantity=5, key=KEY)
+
+    with pytest.raises(AlreadyRecorded) as other:
+        stock_restock(sku=sku, quantity=3, key=KEY)
+    with pytest.raises(AlreadyRecorded):
+        stock_correct(sku=sku, delta=-1, kind="damaged", note="x", key=KEY)
+
+    assert (other.value.seq, other.value.same) == (seq, False)
+    assert "Reload the page" in other.value.message
+    level = stock_level(sku=sku)
+    assert (level.free, level.received) == (15, 15)
+    assert stock_problems() == []
+
+
+def test_a_keyed_receipt_left_pending_by_a_crash_is_applied_once_by_its_repeat(
+    mongo_db,
+):
+    sku = make_product(sku="MUG-K3", stock=10)
+    # The first sending died after writing its entry, before applying it.
+    mongo_db.stock_ledger.insert_one(
+        {
+            "_id": f"{sku}|{KEY}",
+            "sku": sku,
+            "seq": 2,
+            "quantity": 4,
+            "kind": "receipt",
+            "note": "",
+            "at": timezone.now(),
+            "pending": True,
+        }
+    )
+
+    with pytest.raises(AlreadyRecorded):
+        stock_restock(sku=sku, quantity=4, key=KEY)
+
+    assert stock_level(sku=sku).received == 14
+    assert mongo_db.stock_ledger.count_documents({"sku": sku, "pending": True}) == 0
+    assert stock_problems() == []
+
+
+def test_a_refused_write_off_sent_again_is_refused_again():
+    sku = make_product(sku="MUG-K4", stock=2)
+    with pytest.raises(FreeStockShort):
+        stock_correct(sku=sku, delta=-3, kind="damaged", note="x", key=KEY)
+    with pytest.raises(FreeStockShort):
+        stock_correct(sku=sku, delta=-3, kind="damaged", note="x", key=KEY)
+    assert len(stock_ledger(sku=sku)) == 2  # the opening and one refused entry
+    assert stock_level(sku=sku).free == 2
+
+
+@pytest.mark.parametrize("key", ["short", "no spaces here", "a/b/c/d/e/f", 12345678])
+def test_a_malformed_request_key_is_refused(key, mongo_db):
+    sku = make_product(sku="MUG-K5", stock=2)
+    with pytest.raises(InvalidQuantity):
+        stock_restock(sku=sku, quantity=1, key=key)
+    assert mongo_db.stock_ledger.count_documents({"sku": sku}) == 1

@@ -5,7 +5,9 @@ released together by a Barrier (tests.concurrency.cart_processes):
 * a scan racing the ticket's refund: admitted and then refunded, or refused
   as refunded, never both sides lost;
 * receipts and damaged-stock adjustments racing shoppers' adds: free stock
-  never goes negative and ``free + held + sold == received`` holds.
+  never goes negative and ``free + held + sold == received`` holds;
+* one staff form's receipt sent by many processes at once (its request
+  key): received exactly once.
 """
 
 import os
@@ -13,7 +15,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from catalog.errors import FreeStockShort, OutOfStock
+from catalog.errors import AlreadyRecorded, FreeStockShort, OutOfStock
 from catalog.selectors.stock import stock_level, stock_problems
 from catalog.services.stock import stock_correct, stock_restock
 from config.errors import DomainError
@@ -62,6 +64,13 @@ def add_one(owner, sku):
 def receive(sku, units):
     stock_restock(sku=sku, quantity=units, note="race")
     return "received"
+
+
+def receive_keyed(sku, units, key):
+    try:
+        return stock_restock(sku=sku, quantity=units, note="race", key=key)
+    except AlreadyRecorded as repeat:
+        return ("repeat", repeat.seq, repeat.same)
 
 
 def write_off(sku, units):
@@ -142,3 +151,19 @@ def test_receipts_and_write_offs_racing_shoppers_keep_conservation(race, mongo_d
         assert level.free + level.held + level.sold == level.received, round_
         assert stock_problems() == [], round_
         assert invariant_problems() == [], round_
+
+
+def test_one_receipt_sent_at_once_by_eight_processes_is_received_once(race, mongo_db):
+    for round_ in range(ROUNDS):
+        sku = make_product(sku=f"DUP-{round_}", stock=4)
+        key = f"race-key-{round_:04d}"
+
+        results = race(receive_keyed, [(sku, 5, key)] * SCANNERS)
+
+        written = [r for r in results if isinstance(r, int)]
+        assert written == [2], (round_, results)  # exactly one wrote entry 2
+        assert results.count(("repeat", 2, True)) == SCANNERS - 1, results
+        level = stock_level(sku=sku)
+        assert (level.free, level.received) == (9, 9), round_
+        assert mongo_db.stock_ledger.count_documents({"sku": sku}) == 2
+        assert stock_problems() == [], round_

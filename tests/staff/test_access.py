@@ -5,6 +5,8 @@ the action's answer) or 403, as staff.roles grants. Every POST is also sent
 without its CSRF token and refused.
 """
 
+import uuid
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -121,8 +123,13 @@ POST_DATA = {
         "name": "Grace Hopper",
         "email": "grace@example.com",
     },
-    "staff:stock_receive": lambda w: {"quantity": "3"},
-    "staff:stock_adjust": lambda w: {"kind": "damaged", "delta": "-1", "note": "x"},
+    "staff:stock_receive": lambda w: {"quantity": "3", "key": uuid.uuid4().hex},
+    "staff:stock_adjust": lambda w: {
+        "kind": "damaged",
+        "delta": "-1",
+        "note": "x",
+        "key": uuid.uuid4().hex,
+    },
     "staff:stock_threshold": lambda w: {"threshold": "7"},
     "staff:stock_store": lambda w: {"store": "store1", "quantity": "4"},
 }

@@ -2,6 +2,7 @@
 (each audited); refusals are clear and change nothing."""
 
 import re
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -217,7 +218,7 @@ def test_receive_adjust_and_refuse_a_negative_free_stock(manager, product, mongo
 
     response = manager.post(
         reverse("staff:stock_adjust", args=[product]),
-        {"kind": "damaged", "delta": "-6", "note": "flood"},
+        {"kind": "damaged", "delta": "-6", "note": "flood", "key": key()},
         follow=True,
     )
     assert "only 5 units are free" in response.content.decode()
@@ -225,11 +226,11 @@ def test_receive_adjust_and_refuse_a_negative_free_stock(manager, product, mongo
 
     manager.post(
         reverse("staff:stock_adjust", args=[product]),
-        {"kind": "damaged", "delta": "-2", "note": "scuffed"},
+        {"kind": "damaged", "delta": "-2", "note": "scuffed", "key": key()},
     )
     manager.post(
         reverse("staff:stock_receive", args=[product]),
-        {"quantity": "20", "note": "delivery 7"},
+        {"quantity": "20", "note": "delivery 7", "key": key()},
     )
     level = stock_level(sku=product)
     assert (level.free, level.held, level.received) == (23, 45, 68)
@@ -243,7 +244,7 @@ def test_receive_adjust_and_refuse_a_negative_free_stock(manager, product, mongo
 
     bad = manager.post(
         reverse("staff:stock_adjust", args=[product]),
-        {"kind": "damaged", "delta": "4", "note": "?"},
+        {"kind": "damaged", "delta": "4", "note": "?", "key": key()},
         follow=True,
     )
     assert "Damaged units leave stock" in bad.content.decode()
@@ -259,7 +260,10 @@ def test_low_stock_page_and_dashboard_follow_thresholds_and_receipts(
     dashboard = manager.get(reverse("staff:dashboard")).content.decode()
     assert f"SKU {product}: 50 left (under 60)" in dashboard
 
-    manager.post(reverse("staff:stock_receive", args=[product]), {"quantity": "15"})
+    manager.post(
+        reverse("staff:stock_receive", args=[product]),
+        {"quantity": "15", "key": key()},
+    )
     assert (
         "No SKU is low on stock"
         in manager.get(reverse("staff:low_stock")).content.decode()
@@ -287,11 +291,66 @@ def test_stock_search_and_a_stores_count(manager, product, mongo_db):
 
 def test_an_unknown_sku_is_not_received_and_has_no_page(manager, mongo_db):
     response = manager.post(
-        reverse("staff:stock_receive", args=["NO-SUCH"]), {"quantity": "5"}
+        reverse("staff:stock_receive", args=["NO-SUCH"]),
+        {"quantity": "5", "key": key()},
     )
     assert response.status_code == 404
     assert mongo_db.inventories.count_documents({"_id": "NO-SUCH"}) == 0
     assert manager.get(reverse("staff:stock_sku", args=["NO-SUCH"])).status_code == 404
+
+
+def key() -> str:
+    """A stock form's request key, as its page draws a new one each time."""
+    return uuid.uuid4().hex
+
+
+def form_key(page: str, action: str) -> str:
+    """The request key the page's form for ``action`` carries."""
+    form = re.search(rf'action="{re.escape(action)}".*?</form>', page, re.S).group(0)
+    return re.search(r'name="key" value="([0-9a-f]{32})"', form).group(1)
+
+
+def test_a_stock_form_sent_twice_receives_once_and_is_audited_once(
+    manager, product, mongo_db
+):
+    page = manager.get(reverse("staff:stock_sku", args=[product])).content.decode()
+    receive = reverse("staff:stock_receive", args=[product])
+    adjust = reverse("staff:stock_adjust", args=[product])
+    sent = {"quantity": "20", "note": "delivery 8", "key": form_key(page, receive)}
+    write_off = {"kind": "damaged", "delta": "-2", "note": "torn"}
+    write_off["key"] = form_key(page, adjust)
+    assert sent["key"] != write_off["key"]  # one key per form
+
+    manager.post(receive, sent)
+    again = manager.post(receive, sent, follow=True).content.decode()
+    manager.post(adjust, write_off)
+    manager.post(adjust, write_off)
+
+    assert "the form was sent twice and counted once" in again
+    level = stock_level(sku=product)
+    assert (level.free, level.received) == (68, 68)
+    assert mongo_db.stock_ledger.count_documents({"sku": product}) == 3
+    actions = [e["action"] for e in mongo_db.audit.find({"object_kind": "sku"})]
+    assert sorted(actions) == ["stock adjusted (damaged)", "stock received"]
+    # The page drawn after the receipt carries a new key: a second delivery.
+    page = manager.get(reverse("staff:stock_sku", args=[product])).content.decode()
+    assert form_key(page, receive) != sent["key"]
+    manager.post(receive, {**sent, "key": form_key(page, receive)})
+    assert stock_level(sku=product).received == 88
+
+
+def test_a_stock_form_without_its_key_or_reused_for_another_amount_changes_nothing(
+    manager, product, mongo_db
+):
+    receive = reverse("staff:stock_receive", args=[product])
+    stale = manager.post(receive, {"quantity": "5"}, follow=True).content.decode()
+    assert "This form is out of date: reload the page" in stale
+    used = key()
+    manager.post(receive, {"quantity": "5", "key": used})
+    other = manager.post(receive, {"quantity": "7", "key": used}, follow=True)
+    assert "This form was already used for ledger entry 2" in other.content.decode()
+    assert stock_level(sku=product).received == 55
+    assert mongo_db.audit.count_documents({"action": "stock received"}) == 1
 
 
 def test_an_orders_page_says_when_and_by_whom_each_ticket_was_admitted(box, show):
