@@ -174,7 +174,9 @@ class SeatHolds(Document):
         "collection": "seat_holds",
         "indexes": [
             {"fields": ["cart_id"]},
-            {"fields": ["session_id"]},
+            # A session's documents, and those of a window of time
+            # (seat_holds_settle reads one session's at a time).
+            {"fields": ["session_id", "at"]},
             {"fields": ["at"]},
         ],
     }

@@ -205,14 +205,14 @@ def seat_holds_settle(
 
     before = before or timezone.now() - INTENT_GRACE
     window = {"$lt": before, "$gte": since or before - PRUNE_WINDOW}
-    by_session: dict[ObjectId, list[dict]] = {}
-    for doc in holds_coll().find({"at": window}):
-        by_session.setdefault(doc["session_id"], []).append(doc)
     pruned = 0
-    for oid, docs in by_session.items():
+    # One session at a time, its documents streamed from the server (index
+    # session_id, at): a day of a busy shop's holds is never in memory at
+    # once, only one session's seat states.
+    for oid in holds_coll().distinct("session_id", {"at": window}):
         session = Session.coll().find_one({"_id": oid}, {"seats": 1})
         state = session["seats"] if session else []
-        for doc in docs:
+        for doc in holds_coll().find({"session_id": oid, "at": window}):
             dead = [
                 tag
                 for tag in dead_tags(doc, state)
