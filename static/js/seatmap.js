@@ -152,21 +152,6 @@
     });
   }
 
-  // Toasts (e.g. "Row F, seat 12 was just taken") fade after a while.
-  function expireToasts() {
-    var box = document.getElementById("toasts");
-    if (!box) return;
-    new MutationObserver(function (changes) {
-      changes.forEach(function (change) {
-        change.addedNodes.forEach(function (node) {
-          if (node.nodeType === 1) {
-            setTimeout(function () { node.remove(); }, 6000);
-          }
-        });
-      });
-    }).observe(box, { childList: true });
-  }
-
   // The map polls every 3 s, but only while the tab is visible, and at once
   // when it becomes visible again (here rather than in a trigger filter:
   // the Content-Security-Policy allows htmx no eval).
@@ -186,7 +171,6 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     init(document);
-    expireToasts();
   });
   pollOnlyWhenVisible();
   document.addEventListener("htmx:load", function (event) {

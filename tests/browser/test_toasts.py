@@ -1,0 +1,66 @@
+"""The page's messages (static/js/toasts.js): a confirmation fades, a
+refusal stays until it is dismissed, by mouse or keyboard. The browser's
+clock is Playwright's, moved on at once rather than waited for."""
+
+from playwright.sync_api import expect
+
+from shop.services.carts import cart_add_item
+from tests.shop.factories import make_product
+
+
+def add(page, quantity: int):
+    form = page.locator("form.add-to-cart")
+    form.locator("input[name=quantity]").fill(str(quantity))
+    form.get_by_role("button", name="Add to cart").click()
+
+
+def test_a_confirmation_fades_and_a_refusal_stays_until_dismissed(page):
+    make_product(sku="MUG-T", title="Toast Mug", price="5.00", stock=3)
+    page.clock.install()
+    page.goto("/p/item-MUG-T/?sku=MUG-T")
+    add(page, 1)
+    added = page.locator("#toasts .toast", has_text="Added to your cart.")
+    expect(added).to_be_visible()
+
+    page.clock.fast_forward(10_000)
+    expect(added).to_have_count(0)
+
+    # Another shopper takes the other two while this page is open.
+    cart_add_item(owner="anon:quicker", sku="MUG-T", quantity=2)
+    add(page, 1)
+    refused = page.locator("#toasts .toast-error")
+    expect(refused).to_contain_text("sold out")
+
+    page.clock.fast_forward(60_000)
+    expect(refused).to_be_visible()
+    dismiss = refused.get_by_role("button", name="Dismiss this message")
+    dismiss.focus()
+    page.keyboard.press("Enter")
+    expect(refused).to_have_count(0)
+
+
+def test_a_new_message_replaces_the_last(page):
+    make_product(sku="MUG-R", title="Replaced Mug", price="5.00", stock=5)
+    page.goto("/p/item-MUG-R/?sku=MUG-R")
+    add(page, 1)
+    expect(page.locator("#toasts .toast-success")).to_have_count(1)
+    cart_add_item(owner="anon:quicker", sku="MUG-R", quantity=4)
+    add(page, 1)
+    expect(page.locator("#toasts .toast-error")).to_contain_text("sold out")
+    expect(page.locator("#toasts .toast")).to_have_count(1)  # the refusal only
+
+
+def test_a_confirmation_under_the_pointer_waits(page):
+    make_product(sku="MUG-P", title="Pointer Mug", price="5.00", stock=5)
+    page.clock.install()
+    page.goto("/p/item-MUG-P/?sku=MUG-P")
+    add(page, 1)
+    added = page.locator("#toasts .toast", has_text="Added to your cart.")
+    added.hover()
+
+    page.clock.fast_forward(10_000)
+    expect(added).to_be_visible()
+
+    page.mouse.move(0, 0)
+    page.clock.fast_forward(10_000)
+    expect(added).to_have_count(0)
