@@ -48,7 +48,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 from django.utils import timezone
-from pymongo import DeleteOne, UpdateOne
+from pymongo import UpdateOne
 from pymongo.collection import Collection
 from pymongo.errors import DuplicateKeyError
 
@@ -166,23 +166,46 @@ _finished = _Finished()
 def _journal(field: str, drop: Iterable[str] = (), add: dict | None = None) -> dict:
     """The counter's journal ``field`` without the entries of the moves
     ``drop``, with ``add`` appended: an expression of a pipeline update (an
-    update cannot both push to an array and pull from it). A recovery's
-    fence is never dropped here: only the cleanup's retention ends it."""
+    update cannot both push to an array and pull from it)."""
     drop = list(drop)
-    kept: dict = {"$ifNull": [f"${field}", []]}
-    if drop:
-        finished = {"$in": ["$$entry.op", {"$literal": drop}]}
-        fence = {"$eq": [{"$ifNull": ["$$entry.by", None]}, RECOVERY]}
-        kept = {
-            "$filter": {
-                "input": kept,
-                "as": "entry",
-                "cond": {"$or": [{"$not": [finished]}, fence]},
-            }
-        }
+    kept = _kept(field, {"$literal": drop}) if drop else {"$ifNull": [f"${field}", []]}
     if add is not None:
         kept = {"$concatArrays": [kept, {"$literal": [add]}]}
     return kept
+
+
+def _kept(field: str, drop: object) -> dict:
+    """The journal ``field``'s entries but those of the ops ``drop`` (an
+    expression worth a list). A recovery's fence is never dropped here: only
+    the cleanup's retention ends it."""
+    finished = {"$in": ["$$entry.op", drop]}
+    fence = {"$eq": [{"$ifNull": ["$$entry.by", None]}, RECOVERY]}
+    return {
+        "$filter": {
+            "input": {"$ifNull": [f"${field}", []]},
+            "as": "entry",
+            "cond": {"$or": [{"$not": [finished]}, fence]},
+        }
+    }
+
+
+def _each(values: Mapping[str, object], default: object) -> dict:
+    """An expression worth ``values[_id]`` in each document (``default`` in
+    any other): how one statement that updates several documents gives each
+    its own values.
+
+    Why one statement: a checkout commits every product line of its cart at
+    once, and on the Rust server each statement of a bulk write is a
+    transaction of its own; five documents in one statement cost the daemon
+    about half of what five statements do (bench/RESULTS.md). Such a
+    statement's filter still carries each document's guard, with plain
+    operators (an op each move writes, unique: see ``_counters_get``).
+    """
+    branches = [
+        {"case": {"$eq": ["$_id", {"$literal": key}]}, "then": value}
+        for key, value in values.items()
+    ]
+    return {"$switch": {"branches": branches, "default": default}}
 
 
 # --- Taking units: counter, hold ---------------------------------------------
@@ -279,30 +302,65 @@ def _counter_gets(sku: str, hid: str, entry: dict, *, forget: list[str]) -> bool
     the hold still proves them (a take's entry must never outlive its hold:
     the reconciler would take it for a take the hold never got).
     """
-    result = _inventories().update_one(*_counter_update(sku, hid, entry, forget))
-    return bool(result.modified_count)
+    return bool(_counters_get({sku: _counter_move(hid, entry, forget)}))
 
 
-def _counter_update(
-    sku: str,
+def _counter_move(
     hid: str,
     entry: dict,
     forget: list[str],
     finished: tuple[list[str], list[str]] = ([], []),
-):
-    """The filter and update of ``_counter_gets``; ``finished``: the
-    entries of finished takes and give-backs this write also drops."""
+) -> dict:
+    """What step 2 does to one counter, as values: the units going free and
+    sold, the move's journal entry, and the entries it drops (``forget``,
+    see ``_counter_gets``; ``finished``: this process's finished takes and
+    give-backs of that counter)."""
     done_takes, done_gives = finished
-    move = {"op": entry["op"], "hold": hid, "at": entry["at"]}
-    fields = {
-        "quantity": {"$add": ["$quantity", entry["free"]]},
-        "sold": {"$add": [{"$ifNull": ["$sold", 0]}, entry["sold"]]},
-        "gives": _journal("gives", done_gives, move),
-        "modified_at": entry["at"],
+    return {
+        "op": entry["op"],
+        "free": entry["free"],
+        "sold": entry["sold"],
+        "at": entry["at"],
+        "entry": {"op": entry["op"], "hold": hid, "at": entry["at"]},
+        "drop_gives": list(done_gives),
+        "drop_takes": [*forget, *done_takes],
     }
-    if forget or done_takes:
-        fields["takes"] = _journal("takes", [*forget, *done_takes])
-    return {"_id": sku, "gives.op": {"$ne": entry["op"]}}, [{"$set": fields}]
+
+
+def _counters_get(moves: Mapping[str, dict]) -> int:
+    """Step 2 for the counters of ``moves`` (sku -> ``_counter_move``), in
+    one statement (see ``_each``). Each counter's guard is its own move's
+    op, not applied yet, so a move applies once: the filter names every
+    move's op, and as ops are unique, a counter holds none of them exactly
+    when it does not hold its own. Returns how many applied.
+
+    The pipeline reads each counter's values once (``_move``), then applies
+    them the same way to every counter."""
+    ops = [move["op"] for move in moves.values()]
+    values = {sku: {"$literal": move} for sku, move in moves.items()}
+    pipeline = [
+        {"$set": {"_move": _each(values, None)}},
+        {
+            "$set": {
+                "quantity": {"$add": ["$quantity", "$_move.free"]},
+                "sold": {"$add": [{"$ifNull": ["$sold", 0]}, "$_move.sold"]},
+                "gives": {
+                    "$concatArrays": [
+                        _kept("gives", "$_move.drop_gives"),
+                        ["$_move.entry"],
+                    ]
+                },
+                "takes": _kept("takes", "$_move.drop_takes"),
+                "modified_at": "$_move.at",
+            }
+        },
+        {"$unset": "_move"},
+    ]
+    return (
+        _inventories()
+        .update_many({"_id": {"$in": list(moves)}, "gives.op": {"$nin": ops}}, pipeline)
+        .modified_count
+    )
 
 
 def _finish_back(hid: str, op: str) -> None:
@@ -311,13 +369,13 @@ def _finish_back(hid: str, op: str) -> None:
     _finish_backs([(hid, op)])
 
 
-def _last_back(hid: str, op: str) -> dict:
-    """The hold ``hid`` if the move ``op`` emptied it and is its last one in
-    flight, and no fence keeps it."""
+def _last_back(ids: list[str], ops: list[str]) -> dict:
+    """The holds of ``ids`` that one of the moves ``ops`` emptied, whose last
+    move in flight it is, and that no fence keeps."""
     return {
-        "_id": hid,
+        "_id": {"$in": ids},
         "quantity": 0,
-        "back.op": op,
+        "back.op": {"$in": ops},
         "back.1": {"$exists": False},
         "void.0": {"$exists": False},
     }
@@ -332,10 +390,12 @@ def _give_all(
 ):
     """The give-back (§3.8's order of writes) of one or several SKUs of one
     cart: ``moves`` are (sku, guard, free, sold, forget). Each document gets
-    the one conditional write of its step, and each step is one bulk
-    command for every SKU, so a checkout's cart of n lines pays 3 round
-    trips, not 3n. Returns the SKUs whose hold matched its guard (the
-    others changed nothing).
+    the one conditional write of its step, and each step is one command for
+    every SKU, so a checkout's cart of n lines pays 3 round trips, not 3n:
+    the holds' step a bulk write (each hold's guard is its own as read),
+    the counters' and the finish one statement each (their guards are the
+    moves' unique ops, see ``_each``). Returns the SKUs whose hold matched
+    its guard (the others changed nothing).
 
     Never a findAndModify: on the Rust server it costs time growing with
     the collection (config/compat.py).
@@ -349,15 +409,14 @@ def _give_all(
         return []
     faults.point("stock.give.after_hold")
     finished = {sku: _finished.pop(sku) for sku, *_ in planned}
-    counted = _inventories().bulk_write(
-        [
-            UpdateOne(*_counter_update(sku, hid, entry, forget, finished[sku]))
+    counted = _counters_get(
+        {
+            sku: _counter_move(hid, entry, forget, finished[sku])
             for sku, hid, _, entry, forget in planned
-        ],
-        ordered=False,
+        }
     )
     done = planned
-    if counted.modified_count < len(planned):
+    if counted < len(planned):
         # Which write dropped what is unknown: the entries are kept for the
         # next write (dropping a finished one again is harmless).
         for sku, (done_takes, done_gives) in finished.items():
@@ -394,6 +453,9 @@ def _holds_give(planned: list, sets: dict | None) -> list:
     """Step 1 of ``_give_all``: each hold, guarded as read, drops its units
     into a ``back`` entry (and takes ``sets``). Returns the planned moves
     whose hold did."""
+    # One statement per hold: each guard is the hold as read, a value of its
+    # own that a plain filter of one statement cannot give each document
+    # (an ``$expr`` per document costs the daemon more than the statements).
     updates = []
     for _, hid, guard, entry, _ in planned:
         update = {
@@ -403,10 +465,10 @@ def _holds_give(planned: list, sets: dict | None) -> list:
         if sets:
             update["$set"] = sets
         updates.append(UpdateOne({"_id": hid, **guard}, update))
-    took = _holds().bulk_write(updates, ordered=False)
-    if took.modified_count == len(planned):
+    took = _holds().bulk_write(updates, ordered=False).modified_count
+    if took == len(planned):
         return planned
-    if not took.modified_count:
+    if not took:
         return []
     # Which holds did move: their back entry says so.
     ops = [entry["op"] for *_, entry, _ in planned]
@@ -426,16 +488,16 @@ def _finish_backs(backs: list[tuple[str, str]]) -> None:
     nothing), which only a hold keeping units (a surplus) or a fence needs."""
     if not backs:
         return
-    deleted = _holds().bulk_write(
-        [DeleteOne(_last_back(hid, op)) for hid, op in backs], ordered=False
-    )
-    if deleted.deleted_count < len(backs):
-        _holds().bulk_write(
-            [
-                UpdateOne({"_id": hid, "back.op": op}, {"$pull": {"back": {"op": op}}})
-                for hid, op in backs
-            ],
-            ordered=False,
+    # One statement for all (see ``_each``): each hold's one ``back`` entry
+    # is its own move's, and the ops are unique, so a hold matches the list
+    # of ops exactly when it matches its own.
+    ids = [hid for hid, _ in backs]
+    ops = [op for _, op in backs]
+    deleted = _holds().delete_many(_last_back(ids, ops)).deleted_count
+    if deleted < len(backs):
+        _holds().update_many(
+            {"_id": {"$in": ids}, "back.op": {"$in": ops}},
+            {"$pull": {"back": {"op": {"$in": ops}}}},
         )
 
 
@@ -566,8 +628,8 @@ def stock_commit_all(
     *, cart_id: str, quantities: Mapping[str, int], known: Mapping | None = None
 ) -> set[str]:
     """``stock_commit`` of several SKUs of one cart (a checkout's product
-    lines), with the same guard and effect per SKU, each step one bulk
-    command for all of them. Returns the SKUs committed; one whose hold is
+    lines), with the same guard and effect per SKU, each step one command
+    for all of them (``_give_all``). Returns the SKUs committed; one whose hold is
     missing or smaller than its quantity is left out (ReservationMissing,
     for a single SKU). ``known``: the holds as the caller just read them
     (sku -> ``StockHold``), spared a read on the first try; a hold that

@@ -269,7 +269,7 @@ class ProductKind(LineKind):
     def commit_lines(
         self, *, cart_id: str, lines: list, seen: dict | None = None
     ) -> list[bool]:
-        # One bulk command per step of the move for all the cart's SKUs.
+        # One command per step of the move for all the cart's SKUs.
         done = stock_commit_all(
             cart_id=cart_id,
             quantities={line.sku: line.quantity for line in lines},
