@@ -8,10 +8,13 @@ rules below hold per location.
 The counter of free units (``Inventory.quantity``) and each cart's hold (a
 ``StockHoldDoc``, ``_id = "<sku>|<cart_id>"``) are separate documents, so a
 hold costs the same however many carts hold the SKU. Every change is a move
-between them, each side one conditional single-document update whose
+between them, each side one conditional update of that document whose
 filter carries the rule (``quantity >= n`` on the counter; the hold as read
-on the hold). Without transactions, the order of the writes makes every
-crash point harmless or repairable (``stock_moves_recover``):
+on the hold); a checkout's commit writes the counters, and then the holds'
+finish, of all its lines in one statement whose filter still carries each
+document's own guard (``_counters_get``). Without transactions, the order
+of the writes makes every crash point harmless or repairable
+(``stock_moves_recover``):
 
 * taking n units (reserve, grow): 1. the counter, guarded ``quantity >= n``,
   takes them and journals the move (``takes``); 2. the hold gets them and
@@ -44,13 +47,13 @@ import re
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 
 from django.utils import timezone
 from pymongo import UpdateOne
 from pymongo.collection import Collection
-from pymongo.errors import DuplicateKeyError
+from pymongo.errors import ConnectionFailure, DuplicateKeyError, PyMongoError
 
 from catalog import faults
 from catalog.documents import Inventory, StockHoldDoc, StockMovement, hold_id
@@ -327,6 +330,25 @@ def _counter_move(
     }
 
 
+def _retried(write: Callable[[], object]) -> object:
+    """``write()``, tried once more after a lost connection or a failover.
+
+    pymongo retries a single-document write by itself (retryable writes,
+    on a replica set) but never a statement that may write several. Steps 2
+    and 3 apply once however often they run (their filters name the moves'
+    ops), so one more try is safe; a partial first try shows as fewer
+    documents written, which ``_give_all`` already reads as such."""
+    try:
+        return write()
+    except PyMongoError as exc:
+        if not (
+            isinstance(exc, ConnectionFailure)
+            or exc.has_error_label("RetryableWriteError")
+        ):
+            raise
+        return write()
+
+
 def _counters_get(moves: Mapping[str, dict]) -> int:
     """Step 2 for the counters of ``moves`` (sku -> ``_counter_move``), in
     one statement (see ``_each``). Each counter's guard is its own move's
@@ -356,11 +378,8 @@ def _counters_get(moves: Mapping[str, dict]) -> int:
         },
         {"$unset": "_move"},
     ]
-    return (
-        _inventories()
-        .update_many({"_id": {"$in": list(moves)}, "gives.op": {"$nin": ops}}, pipeline)
-        .modified_count
-    )
+    query = {"_id": {"$in": list(moves)}, "gives.op": {"$nin": ops}}
+    return _retried(lambda: _inventories().update_many(query, pipeline)).modified_count
 
 
 def _finish_back(hid: str, op: str) -> None:
@@ -400,6 +419,9 @@ def _give_all(
     Never a findAndModify: on the Rust server it costs time growing with
     the collection (config/compat.py).
     """
+    if len({sku for sku, *_ in moves}) < len(moves):
+        # One move per SKU: the steps below key each document by its SKU.
+        raise ValueError("a give-back names each SKU once")
     planned = []
     for sku, guard, free, sold, forget in moves:
         entry = {"op": _op(), "free": free, "sold": sold, "at": now}
@@ -488,16 +510,18 @@ def _finish_backs(backs: list[tuple[str, str]]) -> None:
     nothing), which only a hold keeping units (a surplus) or a fence needs."""
     if not backs:
         return
-    # One statement for all (see ``_each``): each hold's one ``back`` entry
+    # One statement for all (why: ``_each``): each hold's one ``back`` entry
     # is its own move's, and the ops are unique, so a hold matches the list
     # of ops exactly when it matches its own.
     ids = [hid for hid, _ in backs]
     ops = [op for _, op in backs]
-    deleted = _holds().delete_many(_last_back(ids, ops)).deleted_count
-    if deleted < len(backs):
-        _holds().update_many(
-            {"_id": {"$in": ids}, "back.op": {"$in": ops}},
-            {"$pull": {"back": {"op": {"$in": ops}}}},
+    deleted = _retried(lambda: _holds().delete_many(_last_back(ids, ops)))
+    if deleted.deleted_count < len(backs):
+        _retried(
+            lambda: _holds().update_many(
+                {"_id": {"$in": ids}, "back.op": {"$in": ops}},
+                {"$pull": {"back": {"op": {"$in": ops}}}},
+            )
         )
 
 
@@ -846,7 +870,7 @@ def _recover_give(sku: str, hid: str, entry: dict, *, forget: list[str]) -> None
     the hold still has the ``back`` entry, the writer cannot have applied
     (it drops its entry only after the ``back`` entry), so the fence applies
     the units, once (guarded on ``fence: true``), dropping the take entries
-    the hold applied as the writer would have (``_counter_gets``).
+    the hold applied as the writer's step 2 would have (``_counters_get``).
     """
     op = entry["op"]
     fence = {"op": op, "hold": hid, "at": entry["at"], "by": RECOVERY, "fence": True}

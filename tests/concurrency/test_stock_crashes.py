@@ -247,3 +247,45 @@ def test_a_writer_refused_by_a_recovery_s_fence_leaves_the_move_to_it(
     fences = mongo_db.inventories.find_one({"_id": "SHOE"})["gives"]
     assert [(g["by"], g["fence"]) for g in fences] == [(RECOVERY, False)]
     assert stock_problems() == []
+
+
+def test_a_fence_on_one_counter_of_a_checkout_leaves_the_others_applied(
+    mongo_db, monkeypatch
+):
+    """A checkout commits two SKUs with one statement per step. The writer
+    stalls after the holds' step and a recovery fences SHOE's counter: the
+    statement that counts both SKUs applies HAT's move and not SHOE's (each
+    counter's own op decides, never another's), the writer finishes only
+    HAT's hold, and the recovery sells SHOE's units, once."""
+    make_product(sku="SHOE", stock=10)
+    make_product(sku="HAT", stock=10)
+    cart_id = setup_cart()
+
+    def stall_then_fence(name):
+        if name == "stock.give.after_hold":
+            hold = mongo_db.stock_holds.find_one({"_id": f"SHOE|{cart_id}"})
+            (entry,) = hold["back"]
+            fence = {"op": entry["op"], "hold": hold["_id"], "at": entry["at"]}
+            mongo_db.inventories.update_one(
+                {"_id": "SHOE", "gives.op": {"$ne": entry["op"]}},
+                {"$push": {"gives": {**fence, "by": RECOVERY, "fence": True}}},
+            )
+
+    monkeypatch.setattr(stock_faults, "point", stall_then_fence)
+    checkout(cart_id)
+    monkeypatch.undo()
+
+    hat, shoe = stock_level(sku="HAT"), stock_level(sku="SHOE")
+    assert (hat.free, hat.held, hat.sold) == (9, 0, 1)  # applied and finished
+    assert (shoe.sold, shoe.free) == (0, 8)  # refused: in flight, counted held
+    assert mongo_db.stock_holds.count_documents({"_id": f"HAT|{cart_id}"}) == 0
+    assert mongo_db.stock_holds.count_documents({"back.0": {"$exists": True}}) == 1
+    assert stock_problems() == []
+
+    reservations_reconcile(now=SOON)
+
+    shoe = stock_level(sku="SHOE")
+    assert (shoe.free, shoe.held, shoe.sold) == (8, 0, 2)
+    assert mongo_db.stock_holds.count_documents({}) == 0
+    assert stock_problems() == []
+    assert invariant_problems() == []

@@ -3,6 +3,8 @@
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from pymongo.collection import Collection
+from pymongo.errors import AutoReconnect
 
 from catalog.errors import (
     AlreadyReserved,
@@ -358,3 +360,32 @@ def test_conservation_check_names_a_sku_whose_units_changed_outside_services(
 
     assert [p.sku for p in problems] == [sku]
     assert "101" in problems[0].message
+
+
+def test_a_commit_whose_reply_is_lost_is_tried_again_and_counts_once(
+    mongo_db, sku, monkeypatch
+):
+    """The counters' statement of a two-line commit applies on the server
+    and its reply is lost (a dropped connection, a failover): it is sent
+    once more, and its filter (the moves' ops) lets nothing apply twice."""
+    stock_restock(sku="SKU-2", quantity=10)
+    for each in (sku, "SKU-2"):
+        stock_reserve(sku=each, cart_id="cart-a", quantity=2, now=NOW)
+    real, lost = Collection.update_many, []
+
+    def reply_lost_once(self, *args, **kwargs):
+        result = real(self, *args, **kwargs)
+        if self.name == "inventories" and not lost:
+            lost.append(result.modified_count)
+            raise AutoReconnect("connection closed")
+        return result
+
+    monkeypatch.setattr(Collection, "update_many", reply_lost_once)
+    done = stock_commit_all(cart_id="cart-a", quantities={sku: 2, "SKU-2": 2})
+
+    assert done == {sku, "SKU-2"} and lost == [2]
+    for each, free in ((sku, 98), ("SKU-2", 8)):
+        level = stock_level(sku=each)
+        assert (level.free, level.held, level.sold) == (free, 0, 2)
+    assert mongo_db.stock_holds.count_documents({}) == 0
+    assert stock_problems() == []
