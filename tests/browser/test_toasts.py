@@ -8,6 +8,14 @@ from shop.services.carts import cart_add_item
 from tests.shop.factories import make_product
 
 
+def open_product(page, sku: str, *, stock: int, clock: bool = True) -> None:
+    """A product's page, the browser's clock Playwright's when ``clock``."""
+    make_product(sku=sku, title=f"Mug {sku}", price="5.00", stock=stock)
+    if clock:
+        page.clock.install()
+    page.goto(f"/p/item-{sku}/?sku={sku}")
+
+
 def add(page, quantity: int):
     form = page.locator("form.add-to-cart")
     form.locator("input[name=quantity]").fill(str(quantity))
@@ -15,9 +23,7 @@ def add(page, quantity: int):
 
 
 def test_a_confirmation_fades_and_a_refusal_stays_until_dismissed(page):
-    make_product(sku="MUG-T", title="Toast Mug", price="5.00", stock=3)
-    page.clock.install()
-    page.goto("/p/item-MUG-T/?sku=MUG-T")
+    open_product(page, "MUG-T", stock=3)
     add(page, 1)
     added = page.locator("#toasts .toast", has_text="Added to your cart.")
     expect(added).to_be_visible()
@@ -40,8 +46,7 @@ def test_a_confirmation_fades_and_a_refusal_stays_until_dismissed(page):
 
 
 def test_a_new_message_replaces_the_last(page):
-    make_product(sku="MUG-R", title="Replaced Mug", price="5.00", stock=5)
-    page.goto("/p/item-MUG-R/?sku=MUG-R")
+    open_product(page, "MUG-R", stock=5, clock=False)
     add(page, 1)
     expect(page.locator("#toasts .toast-success")).to_have_count(1)
     cart_add_item(owner="anon:quicker", sku="MUG-R", quantity=4)
@@ -51,9 +56,7 @@ def test_a_new_message_replaces_the_last(page):
 
 
 def test_a_confirmation_under_the_pointer_waits(page):
-    make_product(sku="MUG-P", title="Pointer Mug", price="5.00", stock=5)
-    page.clock.install()
-    page.goto("/p/item-MUG-P/?sku=MUG-P")
+    open_product(page, "MUG-P", stock=5)
     add(page, 1)
     added = page.locator("#toasts .toast", has_text="Added to your cart.")
     added.hover()

@@ -210,6 +210,24 @@ def test_a_recovery_that_read_the_hold_before_the_writer_finished_adds_nothing(
     assert stock_problems() == []
 
 
+def fence_shoe_at(mongo_db, cart_id):
+    """A fault point at which the writer stalls after its holds' step and a
+    recovery writes its first step for this cart's SHOE move: a fence on
+    SHOE's counter (what ``_recover_give`` pushes)."""
+
+    def stall_then_fence(name):
+        if name == "stock.give.after_hold":
+            hold = mongo_db.stock_holds.find_one({"_id": f"SHOE|{cart_id}"})
+            (entry,) = hold["back"]
+            fence = {"op": entry["op"], "hold": hold["_id"], "at": entry["at"]}
+            mongo_db.inventories.update_one(
+                {"_id": "SHOE", "gives.op": {"$ne": entry["op"]}},
+                {"$push": {"gives": {**fence, "by": RECOVERY, "fence": True}}},
+            )
+
+    return stall_then_fence
+
+
 def test_a_writer_refused_by_a_recovery_s_fence_leaves_the_move_to_it(
     mongo_db, monkeypatch
 ):
@@ -223,18 +241,7 @@ def test_a_writer_refused_by_a_recovery_s_fence_leaves_the_move_to_it(
     make_product(sku="HAT", stock=10)
     cart_id = setup_cart()
 
-    def stall_then_fence(name):
-        if name == "stock.give.after_hold":
-            # What _recover_give writes first, for this cart's SHOE move.
-            hold = mongo_db.stock_holds.find_one({"_id": f"SHOE|{cart_id}"})
-            (entry,) = hold["back"]
-            fence = {"op": entry["op"], "hold": hold["_id"], "at": entry["at"]}
-            mongo_db.inventories.update_one(
-                {"_id": "SHOE", "gives.op": {"$ne": entry["op"]}},
-                {"$push": {"gives": {**fence, "by": RECOVERY, "fence": True}}},
-            )
-
-    monkeypatch.setattr(stock_faults, "point", stall_then_fence)
+    monkeypatch.setattr(stock_faults, "point", fence_shoe_at(mongo_db, cart_id))
     cart_remove_item(owner=ALICE, sku="SHOE", now=T0)
     monkeypatch.undo()
 
@@ -261,17 +268,7 @@ def test_a_fence_on_one_counter_of_a_checkout_leaves_the_others_applied(
     make_product(sku="HAT", stock=10)
     cart_id = setup_cart()
 
-    def stall_then_fence(name):
-        if name == "stock.give.after_hold":
-            hold = mongo_db.stock_holds.find_one({"_id": f"SHOE|{cart_id}"})
-            (entry,) = hold["back"]
-            fence = {"op": entry["op"], "hold": hold["_id"], "at": entry["at"]}
-            mongo_db.inventories.update_one(
-                {"_id": "SHOE", "gives.op": {"$ne": entry["op"]}},
-                {"$push": {"gives": {**fence, "by": RECOVERY, "fence": True}}},
-            )
-
-    monkeypatch.setattr(stock_faults, "point", stall_then_fence)
+    monkeypatch.setattr(stock_faults, "point", fence_shoe_at(mongo_db, cart_id))
     checkout(cart_id)
     monkeypatch.undo()
 
