@@ -83,9 +83,14 @@ class AlreadyRecorded(DomainError):
 
     status = 409
 
-    def __init__(self, *, seq: int, same: bool):
-        self.seq, self.same = seq, same
-        if same:
+    def __init__(self, *, seq: int, same: bool, refused: bool = False):
+        self.seq, self.same, self.refused = seq, same, refused
+        if refused:
+            message = (
+                f"This write-off was already refused as ledger entry {seq}: "
+                "the form was sent twice. Nothing changed."
+            )
+        elif same:
             message = (
                 f"Already recorded as ledger entry {seq}: the form was sent "
                 "twice and counted once."
@@ -93,7 +98,8 @@ class AlreadyRecorded(DomainError):
         else:
             message = (
                 f"This form was already used for ledger entry {seq}, so "
-                "nothing changed. Reload the page to record another movement."
+                "nothing changed. The form is renewed: enter the movement "
+                "again to record another."
             )
         super().__init__(message)
 

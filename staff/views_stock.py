@@ -101,7 +101,7 @@ def stock_sku(request, sku):
 def _back_to_sku(request, exc, sku):
     if exc.status == 404:
         raise not_found(exc)  # no such SKU: no page to go back to
-    if isinstance(exc, AlreadyRecorded) and exc.same:
+    if isinstance(exc, AlreadyRecorded) and exc.same and not exc.refused:
         messages.info(request, exc.message)  # a repeat: the first one counted
     else:
         messages.error(request, exc.message)

@@ -1134,7 +1134,8 @@ def _record(
             done = entry_id and _ledger().find_one({"_id": entry_id})
             if done:
                 _settle(sku)
-                if (done["quantity"], done["kind"]) != (quantity, kind):
+                asked = (quantity, kind, note[:200])
+                if (done["quantity"], done["kind"], done.get("note", "")) != asked:
                     raise AlreadyRecorded(seq=done["seq"], same=False) from None
                 return done["seq"], False
             continue  # another entry took this number: apply it, try the next
@@ -1209,10 +1210,12 @@ def stock_correct(
         raise NotStocked()
     seq, fresh = _record(sku, delta, kind, note, now or timezone.now(), key)
     doc = _inventories().find_one({"_id": sku}, {"quantity": 1, "voided": 1})
-    if seq in (doc.get("voided") or []):
-        raise FreeStockShort(free=doc["quantity"], asked=-delta)
+    refused = seq in (doc.get("voided") or [])
     if not fresh:
-        raise AlreadyRecorded(seq=seq, same=True)
+        # The first sending's answer, not today's free units: refused then.
+        raise AlreadyRecorded(seq=seq, same=True, refused=refused)
+    if refused:
+        raise FreeStockShort(free=doc["quantity"], asked=-delta)
     return seq
 
 

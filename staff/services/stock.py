@@ -4,14 +4,16 @@ through the catalog's own service (the stock ledger, never a bare write of
 an inventory) and is recorded in the audit trail with who did it and why.
 """
 
-from catalog.errors import UnknownSku
+from django.utils import timezone
+
+from catalog.errors import AlreadyRecorded, UnknownSku
 from catalog.selectors.stock import stock_level
 from catalog.selectors.stock_report import sku_exists
 from catalog.services.stock import stock_correct, stock_restock
 from catalog.services.store_stock import store_stock_set
 from catalog.services.thresholds import stock_threshold_set
 from staff.services.actions import actor_of
-from staff.services.audit import audit_record
+from staff.services.audit import audit_once, audit_record
 
 SKU = "sku"
 
@@ -23,20 +25,33 @@ def _free(sku: str) -> str | None:
 
 def _ledgered(user, sku: str, action: str, note: str, details: dict, write) -> int:
     """Run ``write`` (a ledger movement; returns its number) and audit it
-    with the free units before and after; returns the ledger number. A
-    refused or repeated movement (``write`` raises) is not audited."""
+    with the free units before and after; returns the ledger number.
+
+    The audit entry is keyed on the ledger entry, so a movement is audited
+    once: a form sent again (AlreadyRecorded, same movement) audits the
+    movement if the first sending died before it could, then says so. A
+    refused movement is not audited."""
     before = _free(sku)
-    seq = write()
-    audit_record(
-        action=action,
-        object_kind=SKU,
-        object_id=sku,
-        before=before,
-        after=_free(sku),
-        actor=actor_of(user),
-        reason=note.strip()[:500],
-        details={**details, "ledger": seq},
-    )
+    repeat = None
+    try:
+        seq = write()
+    except AlreadyRecorded as exc:
+        if not exc.same:
+            raise
+        repeat, seq, before = exc, exc.seq, None  # "before" is long gone
+    entry = {
+        "_id": f"stock|{sku}|{seq}",
+        "at": timezone.now(),
+        "action": action,
+        "object_kind": SKU,
+        "object_id": sku,
+        "before": before,
+        "after": _free(sku),
+        "details": {**details, "ledger": seq},
+    }
+    audit_once([entry], actors=[(actor_of(user), note.strip()[:500])])
+    if repeat is not None:
+        raise repeat
     return seq
 
 

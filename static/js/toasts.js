@@ -9,25 +9,53 @@
   var FADE_MS = 6000;
   var KEEP = 1;
 
+  // Where focus was before it came into a toast: it goes back there when
+  // the toast goes, never to the top of the page.
+  var focusBefore = null;
+
+  function removeToast(toast) {
+    var hadFocus = toast.contains(document.activeElement);
+    toast.remove();
+    if (hadFocus && focusBefore && document.contains(focusBefore)) {
+      focusBefore.focus();
+    }
+  }
+
   function dismissButton(toast) {
     var button = document.createElement("button");
     button.type = "button";
     button.className = "toast-close";
     button.setAttribute("aria-label", "Dismiss this message");
     button.textContent = "\u00d7";
-    button.addEventListener("click", function () { toast.remove(); });
+    button.addEventListener("click", function () { removeToast(toast); });
     toast.appendChild(button);
+    toast.addEventListener("focusin", function (event) {
+      if (event.relatedTarget && !toast.contains(event.relatedTarget)) {
+        focusBefore = event.relatedTarget;
+      }
+    });
   }
 
+  // Fades after FADE_MS, counted again from when neither the pointer nor
+  // the keyboard is on it.
   function fadeLater(toast) {
     var timer = null;
-    function start() { timer = setTimeout(function () { toast.remove(); }, FADE_MS); }
-    function hold() { clearTimeout(timer); }
-    toast.addEventListener("mouseenter", hold);
-    toast.addEventListener("focusin", hold);
-    toast.addEventListener("mouseleave", start);
-    toast.addEventListener("focusout", start);
-    start();
+    var hovered = false;
+    var focused = false;
+    function schedule() {
+      clearTimeout(timer);
+      if (!hovered && !focused) {
+        timer = setTimeout(function () { removeToast(toast); }, FADE_MS);
+      }
+    }
+    toast.addEventListener("mouseenter", function () { hovered = true; schedule(); });
+    toast.addEventListener("mouseleave", function () { hovered = false; schedule(); });
+    toast.addEventListener("focusin", function () { focused = true; schedule(); });
+    toast.addEventListener("focusout", function (event) {
+      focused = toast.contains(event.relatedTarget);
+      schedule();
+    });
+    schedule();
   }
 
   function adopt(toast) {
@@ -39,7 +67,7 @@
 
   function keepNewest(box) {
     var toasts = box.querySelectorAll(".toast");
-    for (var i = 0; i < toasts.length - KEEP; i++) toasts[i].remove();
+    for (var i = 0; i < toasts.length - KEEP; i++) removeToast(toasts[i]);
   }
 
   function init() {

@@ -64,6 +64,32 @@ def test_a_confirmation_under_the_pointer_waits(page):
     page.clock.fast_forward(10_000)
     expect(added).to_be_visible()
 
+    # The keyboard comes to it, then the pointer leaves: it still waits.
+    add_button = page.locator("form.add-to-cart").get_by_role("button")
+    add_button.focus()
+    added.get_by_role("button", name="Dismiss this message").focus()
     page.mouse.move(0, 0)
     page.clock.fast_forward(10_000)
+    expect(added).to_be_visible()
+
+    # Focus leaves too: it fades, and focus is where it was, not lost.
+    add_button.focus()
+    page.clock.fast_forward(10_000)
     expect(added).to_have_count(0)
+    expect(add_button).to_be_focused()
+
+
+def test_dismissing_a_message_gives_focus_back(page):
+    open_product(page, "MUG-F", stock=1, clock=False)
+    cart_add_item(owner="anon:quicker", sku="MUG-F", quantity=1)
+    add(page, 1)
+    refused = page.locator("#toasts .toast-error")
+    expect(refused).to_contain_text("sold out")
+    add_button = page.locator("form.add-to-cart").get_by_role("button")
+    add_button.focus()
+
+    refused.get_by_role("button", name="Dismiss this message").focus()
+    page.keyboard.press("Enter")
+
+    expect(refused).to_have_count(0)
+    expect(add_button).to_be_focused()

@@ -175,7 +175,7 @@ def test_a_key_sent_again_for_another_movement_changes_nothing(mongo_db):
         stock_correct(sku=sku, delta=-1, kind="damaged", note="x", key=KEY)
 
     assert (other.value.seq, other.value.same) == (seq, False)
-    assert "Reload the page" in other.value.message
+    assert "enter the movement again" in other.value.message
     level = stock_level(sku=sku)
     assert (level.free, level.received) == (15, 15)
     assert stock_problems() == []
@@ -207,14 +207,27 @@ def test_a_keyed_receipt_left_pending_by_a_crash_is_applied_once_by_its_repeat(
     assert stock_problems() == []
 
 
-def test_a_refused_write_off_sent_again_is_refused_again():
+def test_a_refused_write_off_sent_again_says_it_was_refused_then():
     sku = make_product(sku="MUG-K4", stock=2)
     with pytest.raises(FreeStockShort):
         stock_correct(sku=sku, delta=-3, kind="damaged", note="x", key=KEY)
-    with pytest.raises(FreeStockShort):
+    stock_restock(sku=sku, quantity=5)  # enough now, but not for that form
+    with pytest.raises(AlreadyRecorded) as again:
         stock_correct(sku=sku, delta=-3, kind="damaged", note="x", key=KEY)
-    assert len(stock_ledger(sku=sku)) == 2  # the opening and one refused entry
-    assert stock_level(sku=sku).free == 2
+    assert again.value.refused and "already refused as ledger entry 2" in str(
+        again.value.message
+    )
+    assert len(stock_ledger(sku=sku)) == 3  # opening, the refused one, receipt
+    assert stock_level(sku=sku).free == 7
+
+
+def test_a_key_sent_again_with_another_note_is_another_movement(mongo_db):
+    sku = make_product(sku="MUG-K6", stock=2)
+    stock_restock(sku=sku, quantity=5, note="delivery 1", key=KEY)
+    with pytest.raises(AlreadyRecorded) as other:
+        stock_restock(sku=sku, quantity=5, note="delivery 2", key=KEY)
+    assert other.value.same is False
+    assert stock_level(sku=sku).received == 7
 
 
 @pytest.mark.parametrize("key", ["short", "no spaces here", "a/b/c/d/e/f", 12345678])

@@ -353,6 +353,38 @@ def test_a_stock_form_without_its_key_or_reused_for_another_amount_changes_nothi
     assert mongo_db.audit.count_documents({"action": "stock received"}) == 1
 
 
+def test_a_receipt_whose_first_sending_died_is_audited_by_its_repeat(
+    manager, product, mongo_db
+):
+    """The first sending wrote its ledger entry and died before applying or
+    auditing it; the form sent again finishes it and audits it, once."""
+    used = key()
+    mongo_db.stock_ledger.insert_one(
+        {
+            "_id": f"{product}|{used}",
+            "sku": product,
+            "seq": 2,
+            "quantity": 4,
+            "kind": "receipt",
+            "note": "delivery 9",
+            "at": timezone.now(),
+            "pending": True,
+        }
+    )
+    receive = reverse("staff:stock_receive", args=[product])
+    sent = {"quantity": "4", "note": "delivery 9", "key": used}
+
+    again = manager.post(receive, sent, follow=True).content.decode()
+    manager.post(receive, sent)
+
+    assert "counted once" in again
+    assert stock_level(sku=product).received == 54
+    (audited,) = mongo_db.audit.find({"action": "stock received"})
+    assert (audited["details"]["ledger"], audited["after"]) == (2, "54 free")
+    assert audited["actor"] == "staff:shop@example.com"
+    assert audited["reason"] == "delivery 9"
+
+
 def test_an_orders_page_says_when_and_by_whom_each_ticket_was_admitted(box, show):
     order = pay("anon:ann", session=show, seats=[(0, 0), (0, 1)])
     box.post(reverse("staff:check_in", args=[show]), {"code": order.codes[1]})
