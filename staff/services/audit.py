@@ -51,22 +51,27 @@ def audit_record(
     reason: str | None = None,
     actor: str | None = None,
     details: dict | None = None,
+    once_id: str | None = None,
 ) -> None:
-    """Append one entry; actor and reason default to the current ones."""
+    """Append one entry; actor and reason default to the current ones.
+    ``once_id``: the entry's ``_id``, for a thing that happens once (a
+    ledger movement): an entry with that ``_id`` is never added twice."""
     current, current_reason = _actor.get()
-    AuditEntry.coll().insert_one(
-        {
-            "at": at or timezone.now(),
-            "actor": actor or current,
-            "action": action,
-            "object_kind": object_kind,
-            "object_id": object_id,
-            "reason": current_reason if reason is None else reason,
-            "before": before,
-            "after": after,
-            "details": details or {},
-        }
-    )
+    entry = {
+        "at": at or timezone.now(),
+        "actor": actor or current,
+        "action": action,
+        "object_kind": object_kind,
+        "object_id": object_id,
+        "reason": current_reason if reason is None else reason,
+        "before": before,
+        "after": after,
+        "details": details or {},
+    }
+    if once_id is None:
+        AuditEntry.coll().insert_one(entry)
+    else:
+        insert_new(AuditEntry.coll(), [{"_id": once_id, **entry}])
 
 
 def audit_once(entries: list[dict], *, actors: list[tuple[str, str] | None]) -> int:

@@ -4,8 +4,6 @@ through the catalog's own service (the stock ledger, never a bare write of
 an inventory) and is recorded in the audit trail with who did it and why.
 """
 
-from django.utils import timezone
-
 from catalog.errors import AlreadyRecorded, UnknownSku
 from catalog.selectors.stock import stock_level
 from catalog.selectors.stock_report import sku_exists
@@ -13,7 +11,7 @@ from catalog.services.stock import stock_correct, stock_restock
 from catalog.services.store_stock import store_stock_set
 from catalog.services.thresholds import stock_threshold_set
 from staff.services.actions import actor_of
-from staff.services.audit import audit_once, audit_record
+from staff.services.audit import audit_record
 
 SKU = "sku"
 
@@ -39,17 +37,17 @@ def _ledgered(user, sku: str, action: str, note: str, details: dict, write) -> i
         if not exc.same:
             raise
         repeat, seq, before = exc, exc.seq, None  # "before" is long gone
-    entry = {
-        "_id": f"stock|{sku}|{seq}",
-        "at": timezone.now(),
-        "action": action,
-        "object_kind": SKU,
-        "object_id": sku,
-        "before": before,
-        "after": _free(sku),
-        "details": {**details, "ledger": seq},
-    }
-    audit_once([entry], actors=[(actor_of(user), note.strip()[:500])])
+    audit_record(
+        action=action,
+        object_kind=SKU,
+        object_id=sku,
+        before=before,
+        after=_free(sku),
+        actor=actor_of(user),
+        reason=note.strip()[:500],
+        details={**details, "ledger": seq},
+        once_id=f"stock|{sku}|{seq}",
+    )
     if repeat is not None:
         raise repeat
     return seq
