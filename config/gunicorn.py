@@ -2,6 +2,10 @@
 
 import os
 
+from gunicorn.glogging import Logger
+
+from config.redact import redact_path, redact_request_line
+
 # A page waits at most half a second for a MongoDB server to answer before
 # it says "back in a moment" (503, config.middleware), rather than the five
 # seconds a job or a command may wait. Set MONGODB_TIMEOUT_MS to choose.
@@ -16,6 +20,20 @@ graceful_timeout = 10
 timeout = 30
 accesslog = "-"
 access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms'
+
+
+class AccessLog(Logger):
+    """gunicorn's logger, with the secrets of links (an order's, a password
+    reset's) hidden from the access log's request line (config.redact)."""
+
+    def atoms(self, resp, req, environ, request_time):
+        atoms = super().atoms(resp, req, environ, request_time)
+        atoms["r"] = redact_request_line(atoms["r"])
+        atoms["U"] = redact_path(atoms["U"] or "")
+        return atoms
+
+
+logger_class = AccessLog
 
 
 def post_worker_init(worker):

@@ -231,7 +231,16 @@ LOGGING = {
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # Django's request loggers name the path ("Not Found: /orders/..."): a
+    # link's secret is hidden there as in the access log (config/redact.py).
+    "filters": {"redact_paths": {"()": "config.redact.RedactPaths"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["redact_paths"],
+        }
+    },
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
         "marquee": {"level": os.environ.get("MARQUEE_LOG_LEVEL", "INFO")},

@@ -14,6 +14,9 @@ import pytest
 from config.embedded import free_port
 from tests.processes import MANAGE, command_env, manage, processes_tagged
 
+# A link's secret, as order links, claims and password resets carry one.
+SECRET = "Secret-" + "t" * 30
+
 
 def _one_line(stderr: str) -> str:
     lines = [line for line in stderr.splitlines() if line.strip()]
@@ -135,6 +138,13 @@ def test_one_sigterm_to_the_group_stops_once_cleanly_with_the_socket_in_var(
     try:
         _wait_until_serving(f"http://127.0.0.1:{port}/healthz", serve, within=120)
         assert (tmp_path / "run" / f"gunicorn-{port}.ctl").is_socket()
+        site = f"http://127.0.0.1:{port}"
+        # Links that are their own key, as gunicorn and Django log them: no
+        # such order (Django logs "Not Found: <path>"), a password reset, a
+        # claim opened signed out (it comes back as the login's ?next=).
+        assert _timed_get(f"{site}/orders/MQ-1/{SECRET}/")[0] == 404
+        assert _timed_get(f"{site}/accounts/password/reset/MQ/{SECRET}/")[0] == 200
+        assert _timed_get(f"{site}/accounts/claim/MQ/{SECRET}/")[0] == 200
 
         os.killpg(serve.pid, signal.SIGTERM)
         serve.send_signal(signal.SIGTERM)  # what make passes on
@@ -144,6 +154,11 @@ def test_one_sigterm_to_the_group_stops_once_cleanly_with_the_socket_in_var(
             serve.kill()
     output = serve.stdout.read()
     assert "Traceback" not in output, output
+    assert SECRET not in output, output
+    assert '"GET /orders/MQ-1/[hidden]/ HTTP/1.1" 404' in output
+    assert "Not Found: /orders/MQ-1/[hidden]/" in output
+    assert '"GET /accounts/password/reset/MQ/[hidden]/ HTTP/1.1" 200' in output
+    assert "GET /accounts/login/?next=/accounts/claim/MQ/[hidden]/ " in output
     assert output.count("stopping Marquee") == 1
     assert "Marquee stopped" in output
     assert processes_tagged(env["MARQUEE_PROCESS_TAG"]) == []
