@@ -179,6 +179,8 @@ class SeatHolds(Document):
             {"fields": ["session_id", "at"]},
             {"fields": ["at"]},
         ],
+        # Before (session_id, at) served the pruning, by session alone.
+        "retired_indexes": ["session_id_1"],
     }
 
 

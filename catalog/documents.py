@@ -195,6 +195,8 @@ class Inventory(Document):
             {"fields": ["item_id"], "sparse": True},
             {"fields": ["store_id"], "sparse": True},
         ],
+        # The old shape's lookup of a cart's reservations.
+        "retired_indexes": ["reservations.cart_id_1"],
     }
 
 

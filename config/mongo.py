@@ -239,14 +239,21 @@ def ensure_indexes(
     re-create: both SecantusDB servers reject a repeated 2dsphere
     ``createIndexes`` that MongoDB itself would accept as a no-op
     (config/compat.py). An index whose uniqueness the documents changed is
-    dropped and created anew. Returns the names of the indexes created.
+    dropped and created anew, and so is an index a document lists in its
+    ``retired_indexes`` (one an earlier version declared: every write would
+    still pay for it). Returns the names of the indexes created.
     """
     created = []
     for cls in documents if documents is not None else domain_documents():
         collection = cls._get_collection()
+        information = collection.index_information()
+        for name in cls._meta.get("retired_indexes") or ():
+            if name in information:
+                collection.drop_index(name)
+                del information[name]
         existing = {
             tuple(tuple(k) for k in info["key"]): (name, bool(info.get("unique")))
-            for name, info in collection.index_information().items()
+            for name, info in information.items()
         }
         for spec in cls._meta.get("index_specs") or []:
             spec = dict(spec)

@@ -961,8 +961,6 @@ def stock_holds_migrate() -> tuple[int, int]:
             )
             .modified_count
         )
-    if "reservations.cart_id_1" in _inventories().index_information():
-        _inventories().drop_index("reservations.cart_id_1")
     return moved, converted
 
 
