@@ -146,3 +146,29 @@ def test_the_counter_helper_counts_every_concurrent_increment_once(mongo_db, ser
     assert {d["_id"]: d["n"] for d in counters.find()} == {
         f"k{i}": 16 for i in range(4)
     }
+
+
+# Servers whose expressions read a path through an array of sub-documents
+# ("$gives.op" over gives: [{op}, ...]) as the array of its values, as
+# MongoDB does; both SecantusDB servers (0.5.3) read it as missing.
+READ_ARRAY_PATHS_IN_EXPRESSIONS = ("mongodb",)
+
+
+def test_a_path_through_an_array_of_subdocuments_in_an_expression(mongo_db, server):
+    """Why the stock commit's guards are query operators (``gives.op $nin``
+    in catalog/services/stock.py ``_counters_get``), never an ``$expr`` on
+    ``"$gives.op"``: on the embedded servers such a guard would see no ops,
+    and a move fenced by a recovery would apply twice. Query operators read
+    the path alike on every server."""
+    coll = mongo_db.conformance_paths
+    coll.insert_one({"_id": 1, "gives": [{"op": "a"}, {"op": "b"}]})
+
+    coll.update_one({"_id": 1}, [{"$set": {"ops": "$gives.op"}}])
+    by_query = coll.count_documents({"_id": 1, "gives.op": {"$nin": ["b"]}})
+
+    doc = coll.find_one({"_id": 1})
+    if server in READ_ARRAY_PATHS_IN_EXPRESSIONS:
+        assert doc["ops"] == ["a", "b"]
+    else:
+        assert "ops" not in doc, doc
+    assert by_query == 0

@@ -291,21 +291,11 @@ def _give(
     """Move ``free + sold`` units out of this cart's hold (guarded by
     ``guard``) to the counter's free units and ``sold``; False when the guard
     matched nothing (nothing changed). ``forget``: the take moves of a hold
-    this ends (``applied`` as read), see ``_counter_gets``. ``touch``: the
+    this ends (``applied`` as read), see ``_counter_move``. ``touch``: the
     hold's ``at`` moves to ``now`` (it keeps units). The steps are
     ``_give_all``'s, for one SKU."""
     moves = [(sku, guard, free, sold, list(forget))]
     return bool(_give_all(cart_id, moves, now, touch=touch))
-
-
-def _counter_gets(sku: str, hid: str, entry: dict, *, forget: list[str]) -> bool:
-    """Step 2 of a give-back, once per move (its journal entry is the guard).
-
-    ``forget``: take moves the hold had applied; their entries go now, while
-    the hold still proves them (a take's entry must never outlive its hold:
-    the reconciler would take it for a take the hold never got).
-    """
-    return bool(_counters_get({sku: _counter_move(hid, entry, forget)}))
 
 
 def _counter_move(
@@ -314,10 +304,14 @@ def _counter_move(
     forget: list[str],
     finished: tuple[list[str], list[str]] = ([], []),
 ) -> dict:
-    """What step 2 does to one counter, as values: the units going free and
-    sold, the move's journal entry, and the entries it drops (``forget``,
-    see ``_counter_gets``; ``finished``: this process's finished takes and
-    give-backs of that counter)."""
+    """What step 2 of a give-back does to one counter, as values: the units
+    going free and sold, the move's journal entry, and the entries it drops.
+
+    ``forget``: take moves the hold had applied; their entries go now, while
+    the hold still proves them (a take's entry must never outlive its hold:
+    the reconciler would take it for a take the hold never got).
+    ``finished``: this process's finished takes and give-backs of that
+    counter."""
     done_takes, done_gives = finished
     return {
         "op": entry["op"],
