@@ -1,8 +1,14 @@
-// The page's messages (#toasts, a polite live region): each gets a Dismiss
-// button. A confirmation fades after a while, unless the pointer or the
-// keyboard is on it; a refusal stays until it is dismissed, since it says
-// what did not happen and may take longer than a few seconds to read. Only
-// the newest is kept (the stylesheet shows only the last one, too).
+// The page's messages (#toasts): each gets a Dismiss button. A confirmation
+// fades after a while, unless the pointer or the keyboard is on it; a
+// refusal stays until it is dismissed, since it says what did not happen
+// and may take longer than a few seconds to read. Only the newest is kept
+// (the stylesheet shows only the last one, too).
+//
+// What a screen reader hears is the message alone: a message that arrives
+// is read from a live region of its own (#toast-announcer), so the Dismiss
+// button added to it is never announced. The page keeps room below its
+// last line for the message on screen (--toast-space), so a message that
+// stays never covers it.
 (function () {
   "use strict";
 
@@ -58,11 +64,32 @@
     schedule();
   }
 
+  function isToast(node) {
+    return node.nodeType === 1 && node.classList.contains("toast");
+  }
+
   function adopt(toast) {
-    if (toast.nodeType !== 1 || !toast.classList.contains("toast")) return;
-    if (toast.querySelector(".toast-close")) return;
+    if (!isToast(toast) || toast.querySelector(".toast-close")) return;
     dismissButton(toast);
     if (!toast.classList.contains("toast-error")) fadeLater(toast);
+  }
+
+  // A new element each time, so the same message twice is read twice.
+  function announce(announcer, toast) {
+    var said = document.createElement("p");
+    said.textContent = toast.textContent.trim();
+    announcer.replaceChildren(said);
+  }
+
+  // Room below the page's last line for the message on screen: its height
+  // and the gap under it (none when no message shows).
+  function reserveSpace(box) {
+    var shown = box.querySelector(".toast:last-child");
+    var space = 0;
+    if (shown) {
+      space = window.innerHeight - shown.getBoundingClientRect().top;
+    }
+    document.body.style.setProperty("--toast-space", Math.ceil(space) + "px");
   }
 
   function keepNewest(box) {
@@ -73,12 +100,30 @@
   function init() {
     var box = document.getElementById("toasts");
     if (!box) return;
+    // The announcer reads what arrives; the box itself no longer does
+    // (it would read the Dismiss buttons too).
+    var announcer = document.createElement("div");
+    announcer.id = "toast-announcer";
+    announcer.className = "visually-hidden";
+    announcer.setAttribute("aria-live", "polite");
+    document.body.appendChild(announcer);
+    box.removeAttribute("aria-live");
+
     box.querySelectorAll(".toast").forEach(adopt);
     keepNewest(box);
+    reserveSpace(box);
     new MutationObserver(function (changes) {
-      changes.forEach(function (change) { change.addedNodes.forEach(adopt); });
+      changes.forEach(function (change) {
+        change.addedNodes.forEach(function (node) {
+          if (!isToast(node)) return;
+          announce(announcer, node);
+          adopt(node);
+        });
+      });
       keepNewest(box);
+      reserveSpace(box);
     }).observe(box, { childList: true });
+    window.addEventListener("resize", function () { reserveSpace(box); });
   }
 
   if (document.readyState === "loading") {

@@ -93,3 +93,45 @@ def test_dismissing_a_message_gives_focus_back(page):
 
     expect(refused).to_have_count(0)
     expect(add_button).to_be_focused()
+
+
+def test_a_message_is_announced_without_its_dismiss_button(page):
+    """A screen reader reads the message from the announcer; the toast and
+    its Dismiss button sit in no live region (the button would be read with
+    every message). The same message twice is read twice."""
+    open_product(page, "MUG-A", stock=1, clock=False)
+    cart_add_item(owner="anon:quicker", sku="MUG-A", quantity=1)
+    announcer = page.locator("#toast-announcer[aria-live=polite]")
+
+    add(page, 1)
+    refused = page.locator("#toasts .toast-error")
+    expect(refused).to_contain_text("sold out")
+    expect(announcer).to_have_text(refused.inner_text().replace("\u00d7", "").strip())
+    said = announcer.locator("p").element_handle()
+    live_around_button = refused.get_by_role("button").evaluate(
+        "b => b.closest('[aria-live], [role=status], [role=alert]') !== null"
+    )
+    assert live_around_button is False
+
+    add(page, 1)  # refused again, with the same words
+    expect(announcer.locator("p")).to_have_count(1)
+    assert announcer.locator("p").element_handle() != said
+    assert said.evaluate("p => p.isConnected") is False
+
+
+def test_a_message_that_stays_never_covers_the_pages_last_line_on_a_phone(page):
+    page.set_viewport_size({"width": 375, "height": 667})
+    open_product(page, "MUG-B", stock=1, clock=False)
+    cart_add_item(owner="anon:quicker", sku="MUG-B", quantity=1)
+    add(page, 1)
+    refused = page.locator("#toasts .toast-error")
+    expect(refused).to_contain_text("sold out")
+
+    page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+    footer = page.locator(".site-footer").bounding_box()
+    toast = refused.bounding_box()
+    assert footer["y"] + footer["height"] <= toast["y"], (footer, toast)
+
+    # Dismissed, the room goes too.
+    refused.get_by_role("button", name="Dismiss this message").click()
+    expect(page.locator("body")).to_have_css("padding-bottom", "0px")
