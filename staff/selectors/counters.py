@@ -44,8 +44,11 @@ def hour_figures(at: datetime) -> dict:
 
 
 def _start_of(bucket: str) -> datetime:
-    """The hour of a bucket's id (``h:2030-01-15T12#400``)."""
-    return datetime.strptime(bucket[2:15], "%Y-%m-%dT%H").replace(tzinfo=UTC)
+    """The hour of a bucket's id (``h:2030-01-15T12#400``, or
+    ``h:2030-01-15T18:30#400``: ``bucket_stamp``)."""
+    stamp = bucket[2:].partition("#")[0]
+    form = "%Y-%m-%dT%H:%M" if ":" in stamp else "%Y-%m-%dT%H"
+    return datetime.strptime(stamp, form).replace(tzinfo=UTC)
 
 
 def _blank() -> dict:
@@ -132,15 +135,23 @@ def counters_rebuild() -> int:
 _UNBLOCKED = {"kind": "hour", "_id": {"$regex": "^h:[0-9T-]+$"}}
 
 
+def _off_the_hours() -> bool:
+    """Whether a bucket counts an hour that is not one of the shop's local
+    hours: counted in UTC hours by an earlier version in a zone off UTC by
+    a part of an hour, or before ``TIME_ZONE`` changed."""
+    starts = counters().find({"kind": "hour"}, {"start": 1, "_id": 0})
+    return any(doc["start"] != hour_start(doc["start"]) for doc in starts)
+
+
 def counters_convert() -> int:
     """Counters of an earlier version's shape, converted; how many buckets
-    were written. One document per hour: recounted from the orders into
-    buckets per block of order numbers. Buckets that also summed each
-    product (the day rollups now sum the orders instead): that map dropped,
-    the figures and lists kept. 0 (and nothing written) when there is none
-    of either. With the shop stopped (``convert_data``): a count meanwhile
-    would be lost."""
-    if counters().find_one(_UNBLOCKED, {"_id": 1}) is not None:
+    were written. One document per hour, or hours that are not the shop's
+    local hours: recounted from the orders into buckets per local hour and
+    block of order numbers. Buckets that also summed each product (the day
+    rollups now sum the orders instead): that map dropped, the figures and
+    lists kept. 0 (and nothing written) when there is none of these. With
+    the shop stopped (``convert_data``): a count meanwhile would be lost."""
+    if counters().find_one(_UNBLOCKED, {"_id": 1}) is not None or _off_the_hours():
         return counters_rebuild()
     return (
         counters()

@@ -11,8 +11,8 @@ bucket, with one upsert whose filter requires the order's number to be
 absent from the bucket's list (``paid`` or ``refunded_orders``) and whose
 update pushes it, so a retried, recovered or raced call counts it once.
 
-Bounded: a bucket is one hour's orders of one block of ``BLOCK``
-consecutive order numbers (``h:2030-01-15T12#400``), and holds the hour's
+Bounded: a bucket is one local hour's orders (``hour_start``) of one block
+of ``BLOCK`` consecutive order numbers (``h:2030-01-15T12#400``), and holds the hour's
 totals and the numbers it counted, nothing that grows with the products
 sold. A bucket is rewritten whole by every count: one document per hour
 made the 5,000th order of a flash sale's hour cost the server ten times its
@@ -30,6 +30,7 @@ from collections import Counter
 from datetime import UTC, datetime
 from decimal import Decimal
 
+from django.utils import timezone
 from pymongo.errors import DuplicateKeyError
 
 from config.decimals import decimal_of
@@ -51,7 +52,21 @@ BLOCK = 500
 
 
 def hour_start(at: datetime) -> datetime:
-    return at.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+    """The start, in UTC, of the shop's local hour (``TIME_ZONE``) that holds
+    ``at``. Local, not UTC: in a zone half an hour or 45 minutes off UTC
+    (India, Nepal, Newfoundland, South Australia) a UTC hour straddles two
+    local days, and the dashboard's days are local. In a whole-hour zone
+    the two are the same."""
+    local = at.astimezone(timezone.get_default_timezone())
+    # astimezone sets ``fold`` in the hour the clocks go back, and replace
+    # keeps it: each of the two 01:00s is an hour of its own.
+    return local.replace(minute=0, second=0, microsecond=0).astimezone(UTC)
+
+
+def bucket_stamp(start: datetime) -> str:
+    """How a bucket's id names its hour: ``2030-01-15T12``, with the minute
+    when the hour does not start on the hour in UTC (``T18:30``)."""
+    return f"{start:%Y-%m-%dT%H}" + (f":{start:%M}" if start.minute else "")
 
 
 def _serial(number: str) -> int:
@@ -63,7 +78,7 @@ def _serial(number: str) -> int:
 def bucket_of(number: str, at: datetime) -> tuple[str, datetime]:
     """The bucket that counts order ``number`` at ``at``: (id, hour start)."""
     start = hour_start(at)
-    return f"h:{start:%Y-%m-%dT%H}#{_serial(number) // BLOCK}", start
+    return f"h:{bucket_stamp(start)}#{_serial(number) // BLOCK}", start
 
 
 def sale_figures(order: dict, sign: int = 1) -> dict:

@@ -361,3 +361,60 @@ def test_a_day_of_more_refunds_than_sales_draws_no_negative_bar():
     assert heights and min(heights) >= 0
     assert "Tue: Revenue £-45.00" in chart.svg  # the figure is still there
     assert "£-45.00" in chart.table
+
+
+def test_a_zone_half_an_hour_off_utc_counts_each_order_in_its_local_day(
+    mongo_db, product, settings
+):
+    """In India a UTC hour straddles two local days (18:00-19:00 UTC is
+    23:30-00:30): ten minutes before and after local midnight are two
+    days' sales, and today's hours start at local midnight."""
+    from datetime import datetime
+
+    from staff.selectors.dashboard import _hours_today
+
+    settings.TIME_ZONE = "Asia/Kolkata"
+    before = datetime(2026, 11, 25, 18, 20, tzinfo=UTC)  # 23:50 on the 25th
+    after = datetime(2026, 11, 25, 18, 40, tzinfo=UTC)  # 00:10 on the 26th
+    late = pay("anon:ann", sku=product, quantity=1, now=before)
+    early = pay("anon:bob", sku=product, quantity=2, now=after)
+    settle.flush()
+
+    assert bucket_of(late.number, before)[1] == datetime(
+        2026, 11, 25, 17, 30, tzinfo=UTC
+    )
+    assert bucket_of(early.number, after)[0].startswith("h:2026-11-25T18:30#")
+    assert counter_problems() == []
+    now = after + timedelta(minutes=20)
+    d = dashboard(now=now)
+    assert (d.today.orders, d.today.units) == (1, 2)
+    assert (d.week.orders, d.week.units) == (2, 3)
+    today = _hours_today(list(counters().find({"kind": "hour"})), now)
+    assert [f"{h:%H:%M}" for h, _ in today[:2]] == ["00:00", "01:00"]
+    assert len(today) == 24
+    assert [figures.get("orders", 0) for _, figures in today[:2]] == [1, 0]
+
+
+def test_buckets_counted_in_utc_hours_are_recounted_in_local_ones(
+    mongo_db, product, settings
+):
+    """A database counted by an earlier version in UTC hours (or before the
+    shop's zone changed) is recounted on the local hours by the conversion
+    ``serve`` runs."""
+    from datetime import datetime
+
+    from staff.selectors.counters import counters_convert
+
+    at = datetime(2026, 11, 25, 18, 40, tzinfo=UTC)
+    pay("anon:ann", sku=product, quantity=1, now=at)
+    settle.flush()
+    assert counters_convert() == 0  # London: its hours are UTC's, as before
+
+    settings.TIME_ZONE = "Asia/Kolkata"
+    assert counter_problems() != []  # the bucket of 18:00 UTC is not one of its hours
+
+    assert counters_convert() == 1
+    assert counter_problems() == []
+    assert counters_convert() == 0
+    [bucket] = counters().find({"kind": "hour"})
+    assert bucket["start"] == datetime(2026, 11, 25, 18, 30, tzinfo=UTC)
