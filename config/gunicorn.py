@@ -4,7 +4,7 @@ import os
 
 from gunicorn.glogging import Logger
 
-from config.redact import redact_path, redact_request_line
+from config.redact import redact_args, redact_path, redact_request_line, redact_url
 
 # A page waits at most half a second for a MongoDB server to answer before
 # it says "back in a moment" (503, config.middleware), rather than the five
@@ -24,13 +24,25 @@ access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms'
 
 class AccessLog(Logger):
     """gunicorn's logger, with the secrets of links (an order's, a password
-    reset's) hidden from the access log's request line (config.redact)."""
+    reset's) hidden (config.redact): in the access log's request line, path
+    and referrer (a page opened from an order's link names it), and in the
+    error log's "Error handling request <uri>"."""
 
     def atoms(self, resp, req, environ, request_time):
         atoms = super().atoms(resp, req, environ, request_time)
         atoms["r"] = redact_request_line(atoms["r"])
         atoms["U"] = redact_path(atoms["U"] or "")
+        atoms["f"] = redact_url(atoms["f"])
+        for name in ("{raw_uri}e", "{path_info}e", "{http_referer}e"):
+            if atoms.get(name):
+                atoms[name] = redact_url(atoms[name])
         return atoms
+
+    def error(self, msg, *args, **kwargs):
+        super().error(msg, *redact_args(args), **kwargs)
+
+    def exception(self, msg, *args, **kwargs):
+        super().exception(msg, *redact_args(args), **kwargs)
 
 
 logger_class = AccessLog

@@ -239,9 +239,9 @@ def ensure_indexes(
     re-create: both SecantusDB servers reject a repeated 2dsphere
     ``createIndexes`` that MongoDB itself would accept as a no-op
     (config/compat.py). An index whose uniqueness the documents changed is
-    dropped and created anew, and so is an index a document lists in its
+    dropped and created anew. An index a document lists in its
     ``retired_indexes`` (one an earlier version declared: every write would
-    still pay for it). Returns the names of the indexes created.
+    still pay for it) is dropped. Returns the names of the indexes created.
     """
     created = []
     for cls in documents if documents is not None else domain_documents():

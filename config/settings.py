@@ -229,22 +229,40 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "django.server": {
+            "()": "django.utils.log.ServerFormatter",
+            "format": "[{server_time}] {message}",
+            "style": "{",
+        },
     },
-    # Django's request loggers name the path ("Not Found: /orders/..."): a
-    # link's secret is hidden there as in the access log (config/redact.py).
+    # Django's request loggers name the path ("Not Found: /orders/...") and
+    # runserver's the request line: a link's secret is hidden there as in
+    # the access log (config/redact.py). Django's own handlers (its console
+    # under DEBUG, runserver's) are replaced by these, which filter.
     "filters": {"redact_paths": {"()": "config.redact.RedactPaths"}},
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": "plain",
             "filters": ["redact_paths"],
-        }
+        },
+        "django.server": {
+            "class": "logging.StreamHandler",
+            "formatter": "django.server",
+            "filters": ["redact_paths"],
+        },
     },
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
         "marquee": {"level": os.environ.get("MARQUEE_LOG_LEVEL", "INFO")},
         "django_q": {"level": "WARNING"},
+        "django": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        "django.server": {
+            "handlers": ["django.server"],
+            "level": "INFO",
+            "propagate": False,
+        },
     },
 }
 

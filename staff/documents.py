@@ -36,7 +36,8 @@ class AuditEntry(Document):
 
 
 class SalesCounter(Document):
-    """Sales of one UTC hour (``h:2030-01-15T12``).
+    """Sales of one of the shop's local hours (``h:2030-01-15T12``, starting
+    at that UTC time; ``staff.services.counters.hour_start``).
 
     The computed pattern: moved by one guarded ``$inc`` per order paid or
     refunded (staff.services.counters), so the dashboard reads at most 720
@@ -44,6 +45,10 @@ class SalesCounter(Document):
     (integers add exactly). ``paid`` and ``refunded_orders`` list the order
     numbers already counted: the filter of each ``$inc`` requires the number
     to be absent, so a repeated or raced call counts an order once.
+
+    One more document, ``{_id: "zone", kind: "zone", zone}``, names the zone
+    whose hours the buckets count (``counters_convert`` recounts them when
+    ``TIME_ZONE`` changes).
     """
 
     bucket = me.StringField(primary_key=True)

@@ -70,6 +70,29 @@ def test_a_percent_encoded_secret_and_the_query_string():
 
 
 @pytest.mark.parametrize(
+    ("path", "logged"),
+    [
+        # An address in the query is no absolute form of the target.
+        (
+            f"/orders/MQ-7/{TOKEN}/?u=https://x.example/a",
+            f"/orders/MQ-7/{HIDDEN}/?u=https://x.example/a",
+        ),
+        # A ?next= whose own path has a query string.
+        (
+            f"/accounts/login/?next=%2Faccounts%2Fclaim%2FMQ%2F{TOKEN}%2F%3Futm%3Dx",
+            f"/accounts/login/?next=/accounts/claim/MQ/{HIDDEN}/%3Futm%3Dx",
+        ),
+        # Without its slash: Django redirects it to the link, so it is one.
+        (f"/orders/MQ-7/{TOKEN}", f"/orders/MQ-7/{HIDDEN}"),
+        # A slash written %2F reaches the same view.
+        (f"/orders/MQ-7%2F{TOKEN}/", f"/orders/{HIDDEN}/"),
+    ],
+)
+def test_the_ways_round_the_rule(path, logged):
+    assert redact_path(path) == logged
+
+
+@pytest.mark.parametrize(
     ("line", "logged"),
     [
         (
@@ -110,6 +133,32 @@ def test_gunicorn_access_log_atoms_hide_the_secret():
 
     assert atoms["r"] == f"GET /orders/MQ-7/{HIDDEN}/ HTTP/1.1"
     assert atoms["U"] == f"/orders/MQ-7/{HIDDEN}/"
+
+
+def test_gunicorn_error_log_hides_the_secret(caplog):
+    logger = AccessLog.__new__(AccessLog)
+    logger.error_log = logging.getLogger("gunicorn.error.test")
+
+    with caplog.at_level(logging.ERROR, logger="gunicorn.error.test"):
+        logger.error("Error handling request %s", f"/orders/MQ-7/{TOKEN}/")
+
+    assert caplog.messages == [f"Error handling request /orders/MQ-7/{HIDDEN}/"]
+
+
+def test_runserver_request_lines_hide_the_secret():
+    record = logging.LogRecord(
+        "django.server",
+        logging.INFO,
+        __file__,
+        1,
+        '"%s" %s %s',
+        (f"GET /orders/MQ-7/{TOKEN}/ HTTP/1.1", "200", "512"),
+        None,
+    )
+
+    RedactPaths().filter(record)
+
+    assert record.getMessage() == f'"GET /orders/MQ-7/{HIDDEN}/ HTTP/1.1" 200 512'
 
 
 def test_django_request_log_records_hide_the_secret():

@@ -7,6 +7,8 @@ moment), never for a page.
 from collections import defaultdict
 from datetime import UTC, datetime
 
+from django.conf import settings
+
 from shop.documents import Order
 from shop.kinds.base import Problem
 from staff.services.counters import bucket_of, counters, hour_start, sale_figures
@@ -128,7 +130,18 @@ def counters_rebuild() -> int:
     ]
     if docs:
         counters().insert_many(docs)
+    _counted_in(settings.TIME_ZONE)
     return len(docs)
+
+
+_ZONE = "zone"
+
+
+def _counted_in(zone: str) -> None:
+    """Record the zone whose local hours the buckets count."""
+    counters().update_one(
+        {"_id": _ZONE}, {"$set": {"kind": _ZONE, "zone": zone}}, upsert=True
+    )
 
 
 # An hour bucket of the shape before blocks: ``h:2030-01-15T12``, no ``#``.
@@ -137,22 +150,34 @@ _UNBLOCKED = {"kind": "hour", "_id": {"$regex": "^h:[0-9T-]+$"}}
 
 def _off_the_hours() -> bool:
     """Whether a bucket counts an hour that is not one of the shop's local
-    hours: counted in UTC hours by an earlier version in a zone off UTC by
-    a part of an hour, or before ``TIME_ZONE`` changed."""
+    hours (an earlier version counted UTC hours, which a zone off UTC by a
+    part of an hour does not share)."""
     starts = counters().find({"kind": "hour"}, {"start": 1, "_id": 0})
     return any(doc["start"] != hour_start(doc["start"]) for doc in starts)
 
 
+def _zone_changed() -> bool:
+    """Whether the buckets count another zone's hours than ``TIME_ZONE``'s:
+    its hours, and the local days the day rollups sum, are not the shop's
+    now. A database counted before the zone was recorded is read once."""
+    counted = counters().find_one({"_id": _ZONE})
+    if counted is None:
+        return _off_the_hours()
+    return counted["zone"] != settings.TIME_ZONE
+
+
 def counters_convert() -> int:
     """Counters of an earlier version's shape, converted; how many buckets
-    were written. One document per hour, or hours that are not the shop's
-    local hours: recounted from the orders into buckets per local hour and
-    block of order numbers. Buckets that also summed each product (the day
-    rollups now sum the orders instead): that map dropped, the figures and
-    lists kept. 0 (and nothing written) when there is none of these. With
-    the shop stopped (``convert_data``): a count meanwhile would be lost."""
-    if counters().find_one(_UNBLOCKED, {"_id": 1}) is not None or _off_the_hours():
+    were written. One document per hour, or the hours of another zone than
+    ``TIME_ZONE`` (an earlier version counted UTC hours; the zone changed):
+    recounted from the orders into buckets per local hour and block of
+    order numbers. Buckets that also summed each product (the day rollups
+    now sum the orders instead): that map dropped, the figures and lists
+    kept. 0 (and nothing written) when there is none of these. With the
+    shop stopped (``convert_data``): a count meanwhile would be lost."""
+    if counters().find_one(_UNBLOCKED, {"_id": 1}) is not None or _zone_changed():
         return counters_rebuild()
+    _counted_in(settings.TIME_ZONE)
     return (
         counters()
         .update_many({"products": {"$exists": True}}, {"$unset": {"products": ""}})

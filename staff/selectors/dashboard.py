@@ -138,7 +138,9 @@ def _hours_today(hours: list[dict], now: datetime) -> list[tuple[datetime, dict]
     today, at = [], hour_start(midnight)
     while at < next_midnight:
         today.append(at)
-        at += timedelta(hours=1)
+        # The next local hour: an hour on, except in a zone whose clocks
+        # change by half an hour (its hour of the change is 30 minutes).
+        at = hour_start(at + timedelta(hours=1))
     return [(timezone.localtime(h), found.get(h, {})) for h in today]
 
 

@@ -5,10 +5,10 @@
 // (the stylesheet shows only the last one, too).
 //
 // What a screen reader hears is the message alone: a message that arrives
-// is read from a live region of its own (#toast-announcer), so the Dismiss
-// button added to it is never announced. The page keeps room below its
-// last line for the message on screen (--toast-space), so a message that
-// stays never covers it.
+// is read from a live region of its own (#toast-announcer; a refusal from
+// the assertive #toast-alarm), so the Dismiss button added to it is never
+// announced. The page keeps room below its last line for the message on
+// screen (--toast-space), so a message that stays never covers it.
 (function () {
   "use strict";
 
@@ -74,21 +74,35 @@
     if (!toast.classList.contains("toast-error")) fadeLater(toast);
   }
 
-  // A new element each time, so the same message twice is read twice.
-  function announce(announcer, toast) {
+  // The live regions that read the messages: a refusal at once, as an
+  // alert would, a confirmation when the reader is idle.
+  function region(id, politeness) {
+    var found = document.getElementById(id);
+    if (found) return found;
+    var made = document.createElement("div");
+    made.id = id;
+    made.className = "visually-hidden";
+    made.setAttribute("aria-live", politeness);
+    document.body.appendChild(made);
+    return made;
+  }
+
+  // A new element each time, so the same message twice is read twice; it
+  // goes with its toast, so the region never holds a message already gone.
+  function announce(toast) {
+    var urgent = toast.classList.contains("toast-error");
     var said = document.createElement("p");
     said.textContent = toast.textContent.trim();
-    announcer.replaceChildren(said);
+    region(urgent ? "toast-alarm" : "toast-announcer", urgent ? "assertive" : "polite")
+      .replaceChildren(said);
+    spoken.set(toast, said);
   }
 
   // Room below the page's last line for the message on screen: its height
   // and the gap under it (none when no message shows).
-  function reserveSpace(box) {
-    var shown = box.querySelector(".toast:last-child");
-    var space = 0;
-    if (shown) {
-      space = window.innerHeight - shown.getBoundingClientRect().top;
-    }
+  function reserveSpace() {
+    var shown = document.querySelector("#toasts > .toast:last-child");
+    var space = shown ? window.innerHeight - shown.getBoundingClientRect().top : 0;
     document.body.style.setProperty("--toast-space", Math.ceil(space) + "px");
   }
 
@@ -97,34 +111,48 @@
     for (var i = 0; i < toasts.length - KEEP; i++) removeToast(toasts[i]);
   }
 
+  var spoken = new WeakMap();
+  var watching = null;
+
+  // Run again when htmx puts back a page from its history (the Back
+  // button): the body is then a copy of the page as it was, with a new
+  // #toasts to watch and the toasts of that moment, which are gone.
   function init() {
     var box = document.getElementById("toasts");
     if (!box) return;
-    // The announcer reads what arrives; the box itself no longer does
-    // (it would read the Dismiss buttons too).
-    var announcer = document.createElement("div");
-    announcer.id = "toast-announcer";
-    announcer.className = "visually-hidden";
-    announcer.setAttribute("aria-live", "polite");
-    document.body.appendChild(announcer);
+    // The regions read what arrives; the box itself no longer does (it
+    // would read the Dismiss buttons too).
     box.removeAttribute("aria-live");
-
+    region("toast-announcer", "polite");
+    region("toast-alarm", "assertive");
     box.querySelectorAll(".toast").forEach(adopt);
     keepNewest(box);
-    reserveSpace(box);
-    new MutationObserver(function (changes) {
+    reserveSpace();
+    if (watching) watching.disconnect();
+    watching = new MutationObserver(function (changes) {
       changes.forEach(function (change) {
         change.addedNodes.forEach(function (node) {
           if (!isToast(node)) return;
-          announce(announcer, node);
+          announce(node);
           adopt(node);
+        });
+        change.removedNodes.forEach(function (node) {
+          var said = spoken.get(node);
+          if (said) said.remove();
         });
       });
       keepNewest(box);
-      reserveSpace(box);
-    }).observe(box, { childList: true });
-    window.addEventListener("resize", function () { reserveSpace(box); });
+      reserveSpace();
+    });
+    watching.observe(box, { childList: true });
   }
+
+  window.addEventListener("resize", reserveSpace);
+  document.addEventListener("htmx:historyRestore", function () {
+    document.querySelectorAll("#toasts > .toast, #toast-announcer > *, #toast-alarm > *")
+      .forEach(function (old) { old.remove(); });
+    init();
+  });
 
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", init);

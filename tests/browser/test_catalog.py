@@ -119,3 +119,26 @@ def test_a_filter_ticked_by_keyboard_keeps_its_focus_and_the_count_is_said(
     status = page.locator("#results-status")
     expect(status).to_have_text("2 products")
     expect(status).to_have_attribute("role", "status")
+
+
+def test_a_message_after_the_back_button_is_read_and_can_be_dismissed(catalog, page):
+    """The Back button after a variant switch puts back htmx's copy of the
+    page (a new #toasts): its messages still get a Dismiss button and are
+    read from the announcer."""
+    from catalog.services.stock import stock_restock
+
+    stock_restock(sku=sku_of("1", "6", "red"), quantity=5, note="initial")
+    page.goto("/p/1/")
+    page.click('.variant[data-sku="1-7-black"]')
+    page.wait_for_url("**/p/1/?sku=1-7-black")
+    page.go_back()
+    page.wait_for_url("**/p/1/")
+    expect(page.locator("#add-to-cart")).to_have_attribute("data-sku", "1-6-red")
+
+    page.locator("form.add-to-cart").get_by_role("button", name="Add to cart").click()
+
+    added = page.locator("#toasts .toast-success")
+    said = added.inner_text().replace("\u00d7", "").strip()
+    expect(page.locator("#toast-announcer")).to_have_text(said)
+    added.get_by_role("button", name="Dismiss this message").click()
+    expect(added).to_have_count(0)

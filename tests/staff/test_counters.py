@@ -122,7 +122,7 @@ def test_rebuild_gives_back_what_the_services_kept(mongo_db, product, show):
 
     counters_rebuild()
 
-    rebuilt = {d["_id"]: d for d in mongo_db.sales_counters.find({})}
+    rebuilt = {d["_id"]: d for d in mongo_db.sales_counters.find({"kind": "hour"})}
     assert set(rebuilt) == set(kept) == set(recount())
     for key, doc in kept.items():
         for name in ("orders", "revenue", "refunds", "tickets", "units"):
@@ -198,7 +198,7 @@ def test_counters_of_one_document_per_hour_are_converted(mongo_db, product, show
     call_command("convert_data", verbosity=0)  # a current database: nothing
 
     assert list(mongo_db.sales_counters.find({})) == converted
-    assert all("#" in d["_id"] for d in converted)
+    assert all("#" in d["_id"] for d in converted if d["kind"] == "hour")
     assert counter_problems() == []
     d = dashboard(now=now)
     assert (d.today.orders, d.today.refunds) == (2, 1)
@@ -237,7 +237,7 @@ def test_buckets_that_summed_each_product_are_converted(mongo_db, product):
     call_command("convert_data", verbosity=0)  # a current database: nothing
 
     assert list(mongo_db.sales_counters.find({})) == converted
-    assert ["products" in d for d in converted] == [False]
+    assert ["products" in d for d in converted if d["kind"] == "hour"] == [False]
     assert counter_problems() == []
     assert [p["qty"] for p in dashboard(now=now).top_products] == [2]
 
@@ -251,7 +251,8 @@ def test_rebuild_drops_what_an_earlier_version_kept(mongo_db, product):
 
     counters_rebuild()
 
-    assert mongo_db.sales_counters.count_documents({"kind": {"$ne": "hour"}}) == 0
+    # Only the hours, and the zone they count.
+    assert sorted(mongo_db.sales_counters.distinct("kind")) == ["hour", "zone"]
     assert "sales_entries" not in mongo_db.list_collection_names()
     assert counter_problems() == []
     assert dashboard(now=order.paid_at).today.orders == 1
@@ -398,23 +399,30 @@ def test_a_zone_half_an_hour_off_utc_counts_each_order_in_its_local_day(
 def test_buckets_counted_in_utc_hours_are_recounted_in_local_ones(
     mongo_db, product, settings
 ):
-    """A database counted by an earlier version in UTC hours (or before the
-    shop's zone changed) is recounted on the local hours by the conversion
-    ``serve`` runs."""
+    """A database counted by an earlier version in UTC hours, or in another
+    zone than the shop's now, is recounted on the shop's local hours by the
+    conversion ``serve`` runs; the zone is recorded, so a start without a
+    change reads nothing."""
     from datetime import datetime
 
     from staff.selectors.counters import counters_convert
 
     at = datetime(2026, 11, 25, 18, 40, tzinfo=UTC)
     pay("anon:ann", sku=product, quantity=1, now=at)
-    settle.flush()
-    assert counters_convert() == 0  # London: its hours are UTC's, as before
+    settle.flush()  # counted as an earlier version did: no zone recorded
 
     settings.TIME_ZONE = "Asia/Kolkata"
-    assert counter_problems() != []  # the bucket of 18:00 UTC is not one of its hours
-
+    assert counter_problems() != []  # the bucket of 18:00 UTC is not its hour
     assert counters_convert() == 1
     assert counter_problems() == []
     assert counters_convert() == 0
     [bucket] = counters().find({"kind": "hour"})
     assert bucket["start"] == datetime(2026, 11, 25, 18, 30, tzinfo=UTC)
+
+    # A whole-hour zone after all: its days start at another hour too.
+    settings.TIME_ZONE = "Europe/Berlin"
+    assert counters_convert() == 1
+    assert counters_convert() == 0
+    [bucket] = counters().find({"kind": "hour"})
+    assert bucket["start"] == datetime(2026, 11, 25, 18, 0, tzinfo=UTC)
+    assert counter_problems() == []
