@@ -16,6 +16,8 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pymongo import MongoClient
@@ -121,6 +123,22 @@ class EmbeddedServer:
                 "Marquee first, or set MONGODB_URI to share its server"
             ) from None
         self._lock_fd = fd
+
+    @classmethod
+    @contextmanager
+    def hold(cls, data_dir: Path) -> Iterator[None]:
+        """Hold ``data_dir``'s lock for the block, as a running daemon's
+        owner does, so no Marquee starts on it meanwhile (a backup, a
+        restore). Raises MongoUnavailable when one runs on it now."""
+        # A server that is never started: only its lock is taken.
+        idle = cls(
+            Path(data_dir), Path(os.devnull), engine=engines.Engine("idle", None)
+        )
+        idle._take_lock()
+        try:
+            yield
+        finally:
+            idle._release_lock()
 
     def _release_lock(self) -> None:
         if self._lock_fd is not None:
