@@ -117,7 +117,14 @@ class EmbeddedServer:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            owner = self.running_uri(self.data_dir) or "unknown address"
+            owner = self.running_uri(self.data_dir)
+            if owner is None:
+                # Held, and no server answers for it: a backup or a restore
+                # (``hold``), or a Marquee still starting its server.
+                raise MongoUnavailable(
+                    f"{self.data_dir} is in use by another process (a backup, a "
+                    "restore, or a Marquee starting); try again when it is done"
+                ) from None
             raise MongoUnavailable(
                 f"another embedded MongoDB ({owner}) owns {self.data_dir}; stop that "
                 "Marquee first, or set MONGODB_URI to share its server"

@@ -143,3 +143,17 @@ def test_with_mongodb_uri_the_servers_own_tools_are_named(tmp_path):
 
     assert refused.returncode == 1
     assert "mongodump" in refused.stderr
+
+
+def test_a_marquee_started_during_a_backup_says_why_it_cannot(tmp_path):
+    """While a backup or a restore holds the data directory, a command that
+    would start the embedded server says so (not "another MongoDB")."""
+    env = command_env(tmp_path)
+    (tmp_path / "mongo").mkdir()
+
+    with EmbeddedServer.hold(tmp_path / "mongo"):
+        refused = manage("mongo_setup", env=env)
+
+    assert refused.returncode == 1
+    assert "in use by another process (a backup, a restore" in refused.stderr
+    assert manage("mongo_setup", env=env).returncode == 0  # once it is done
