@@ -35,10 +35,10 @@ from django.conf import settings
 from django.db import connections
 
 from config.embedded import EmbeddedServer
+from config.secret import KEY_FILE as SECRET
 
 MONGO = "mongo"
 SQLITE = "db.sqlite3"
-SECRET = "secret_key"
 
 
 class BackupRefused(Exception):

@@ -35,9 +35,12 @@ def redact_path(path: str) -> str:
 
 
 def redact_url(url: str) -> str:
-    """A path, or an absolute URL (``http://host/path``), redacted."""
-    if url.startswith("/") or "://" not in url:
-        return redact_path(url) if url.startswith("/") else url
+    """A path, or an absolute URL (``http://host/path``), redacted; anything
+    else as it is."""
+    if url.startswith("/"):
+        return redact_path(url)
+    if "://" not in url:
+        return url
     start = url.find("/", url.find("://") + 3)
     return url if start < 0 else url[:start] + redact_path(url[start:])
 
@@ -54,10 +57,7 @@ def redact_request_line(line: str) -> str:
 
 def _redact_query(query: str) -> str:
     pairs = parse_qsl(query, keep_blank_values=True)
-    hidden = [
-        (key, redact_path(value) if value.startswith("/") else value)
-        for key, value in pairs
-    ]
+    hidden = [(key, redact_url(value)) for key, value in pairs]
     return query if hidden == pairs else urlencode(hidden, safe="/[]")
 
 

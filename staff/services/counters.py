@@ -12,15 +12,15 @@ absent from the bucket's list (``paid`` or ``refunded_orders``) and whose
 update pushes it, so a retried, recovered or raced call counts it once.
 
 Bounded: a bucket is one local hour's orders (``hour_start``) of one block
-of ``BLOCK`` consecutive order numbers (``h:2030-01-15T12#400``), and holds the hour's
-totals and the numbers it counted, nothing that grows with the products
-sold. A bucket is rewritten whole by every count: one document per hour
-made the 5,000th order of a flash sale's hour cost the server ten times its
-first, and a bucket that also summed each product it sold (900 products
-after 250 orders of a 1,000-product shop) cost 2.3 ms of the server's CPU
-per count, against 0.5 for the same 250 orders without the map
-(bench/doc_update_bench.py, bench/RESULTS.md). The per-product figures of the
-dashboard's top products are summed per day from the orders a day's
+of ``BLOCK`` consecutive order numbers (``h:2030-01-15T12#400``), and holds
+the hour's totals and the numbers it counted, nothing that grows with the
+products sold. A bucket is rewritten whole by every count: one document per
+hour made the 5,000th order of a flash sale's hour cost the server ten
+times its first, and a bucket that also summed each product it sold (900
+products after 250 orders of a 1,000-product shop) cost 2.3 ms of the
+server's CPU per count, against 0.5 for the same 250 orders without the map
+(bench/doc_update_bench.py, bench/RESULTS.md). The per-product figures of
+the dashboard's top products are summed per day from the orders a day's
 buckets list (staff.services.rollups). A quiet hour is one bucket, a busy
 one a bucket per ``BLOCK`` orders; a day is the sum of its buckets, added
 up when read (``staff.selectors.dashboard``).
