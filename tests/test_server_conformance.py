@@ -172,3 +172,30 @@ def test_a_path_through_an_array_of_subdocuments_in_an_expression(mongo_db, serv
     else:
         assert "ops" not in doc, doc
     assert by_query == 0
+
+
+def test_an_update_that_leaves_a_document_as_it_was_does_not_count_it(mongo_db, server):
+    """The stock commit's holds step (catalog/services/stock.py
+    ``_holds_give_statement``) moves several holds in one pipeline update
+    that leaves a hold no longer as read exactly as it was, and reads the
+    modified count as the holds that moved: a document passed through
+    unchanged, a missing field included, must not count, on every server."""
+    coll = mongo_db.conformance_noop
+    coll.insert_many([{"_id": "moves", "n": 1}, {"_id": "stays", "n": 2}])
+    moves_here = {"$eq": ["$_id", "moves"]}
+
+    result = coll.update_many(
+        {"_id": {"$in": ["moves", "stays"]}},
+        [
+            {
+                "$set": {
+                    "n": {"$cond": [moves_here, 0, "$n"]},
+                    "back": {"$cond": [moves_here, ["op"], "$back"]},
+                }
+            }
+        ],
+    )
+
+    assert (result.matched_count, result.modified_count) == (2, 1), server
+    assert coll.find_one({"_id": "stays"}) == {"_id": "stays", "n": 2}
+    assert coll.find_one({"_id": "moves"}) == {"_id": "moves", "n": 0, "back": ["op"]}

@@ -51,7 +51,6 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 
 from django.utils import timezone
-from pymongo import UpdateOne
 from pymongo.collection import Collection
 from pymongo.errors import ConnectionFailure, DuplicateKeyError, PyMongoError
 
@@ -201,8 +200,10 @@ def _each(values: Mapping[str, object], default: object) -> dict:
     once, and on the Rust server each statement of a bulk write is a
     transaction of its own; five documents in one statement cost the daemon
     about half of what five statements do (bench/RESULTS.md). Such a
-    statement's filter still carries each document's guard, with plain
-    operators (an op each move writes, unique: see ``_counters_get``).
+    statement still carries each document's guard: in its filter with
+    plain operators (an op each move writes, unique: see
+    ``_counters_get``), or, where the guard is a document's own values,
+    inside the update (``_holds_give_statement``).
     """
     branches = [
         {"case": {"$eq": ["$_id", {"$literal": key}]}, "then": value}
@@ -404,11 +405,11 @@ def _give_all(
     """The give-back (§3.8's order of writes) of one or several SKUs of one
     cart: ``moves`` are (sku, guard, free, sold, forget). Each document gets
     the one conditional write of its step, and each step is one command for
-    every SKU, so a checkout's cart of n lines pays 3 round trips, not 3n:
-    the holds' step a bulk write (each hold's guard is its own as read),
-    the counters' and the finish one statement each (their guards are the
-    moves' unique ops, see ``_each``). Returns the SKUs whose hold matched
-    its guard (the others changed nothing).
+    every SKU, so a checkout's cart of n lines pays 3 statements, not 3n:
+    the holds' step moves each hold only where it is as read
+    (``_holds_give_statement``), the counters' and the finish are guarded
+    by the moves' unique ops (``_counters_get``). Returns the SKUs whose
+    hold matched its guard (the others changed nothing).
 
     Never a findAndModify: on the Rust server it costs time growing with
     the collection (config/compat.py).
@@ -469,24 +470,23 @@ def _holds_give(planned: list, sets: dict | None) -> list:
     """Step 1 of ``_give_all``: each hold, guarded as read, drops its units
     into a ``back`` entry (and takes ``sets``). Returns the planned moves
     whose hold did."""
-    # One statement per hold: each guard is the hold as read, a value of its
-    # own that a plain filter of one statement cannot give each document
-    # (an ``$expr`` per document costs the daemon more than the statements).
-    updates = []
-    for _, hid, guard, entry, _ in planned:
+    if len(planned) == 1:
+        [(_, hid, guard, entry, _)] = planned
         update = {
             "$inc": {"quantity": -(entry["free"] + entry["sold"])},
             "$push": {"back": entry},
         }
         if sets:
             update["$set"] = sets
-        updates.append(UpdateOne({"_id": hid, **guard}, update))
-    took = _holds().bulk_write(updates, ordered=False).modified_count
+        took = _holds().update_one({"_id": hid, **guard}, update).modified_count
+    else:
+        took = _retried(
+            lambda: _holds().update_many(*_holds_give_statement(planned, sets))
+        ).modified_count
     if took == len(planned):
         return planned
-    if not took:
-        return []
-    # Which holds did move: their back entry says so.
+    # Which holds did move: their back entry says so (also after a second
+    # try, whose count leaves out what the first one moved).
     ops = [entry["op"] for *_, entry, _ in planned]
     moved = {
         doc["_id"]
@@ -496,6 +496,62 @@ def _holds_give(planned: list, sets: dict | None) -> list:
         )
     }
     return [p for p in planned if p[1] in moved]
+
+
+def _holds_give_statement(planned: list, sets: dict | None) -> tuple[dict, list]:
+    """Step 1 for several holds as one statement: (filter, pipeline).
+
+    Why one statement: on the Rust server each statement is a transaction
+    of its own, committed with a log sync as Marquee runs it; a checkout's
+    five holds as five statements cost the daemon about twice what one
+    statement does (bench/RESULTS.md, "The holds' step as one statement").
+
+    Each hold's guard is its own (the hold as read), so it cannot be a plain
+    filter, and an ``$expr`` in the filter makes the Rust server scan the
+    collection. The filter names the holds (and, for a second try, none that
+    has its move already); the pipeline then moves each hold only if it
+    still equals its guard, and leaves any other exactly as it was. A
+    document an update leaves as it was is not counted as modified (on
+    every server: tests/test_server_conformance.py), so the count is the
+    holds that moved.
+    """
+    fields = sorted(planned[0][2])
+    for *_, guard, _, _ in planned:
+        if sorted(guard) != fields or any(isinstance(v, dict) for v in guard.values()):
+            raise ValueError("holds given back together are guarded by values as read")
+    moves = {
+        hid: {
+            "$literal": {
+                "units": entry["free"] + entry["sold"],
+                "entry": entry,
+                "guard": guard,
+            }
+        }
+        for _, hid, guard, entry, _ in planned
+    }
+    as_read = {"$and": [{"$eq": [f"${f}", f"$_move.guard.{f}"]} for f in fields]}
+    moves_here = {"$ne": ["$_move", None]}
+
+    def moved(value, otherwise):
+        return {"$cond": [moves_here, value, otherwise]}
+
+    changes = {
+        "quantity": moved({"$subtract": ["$quantity", "$_move.units"]}, "$quantity"),
+        "back": moved(
+            {"$concatArrays": [{"$ifNull": ["$back", []]}, ["$_move.entry"]]}, "$back"
+        ),
+    }
+    for field, value in (sets or {}).items():
+        changes[field] = moved({"$literal": value}, f"${field}")
+    pipeline = [
+        {"$set": {"_move": _each(moves, None)}},
+        {"$set": {"_move": {"$cond": [as_read, "$_move", None]}}},
+        {"$set": changes},
+        {"$unset": "_move"},
+    ]
+    ops = [entry["op"] for *_, entry, _ in planned]
+    query = {"_id": {"$in": [hid for _, hid, *_ in planned]}, "back.op": {"$nin": ops}}
+    return query, pipeline
 
 
 def _finish_backs(backs: list[tuple[str, str]]) -> None:

@@ -302,6 +302,50 @@ def test_commit_all_from_a_stale_snapshot_reads_again(mongo_db, three_skus):
     assert stock_problems() == []
 
 
+def test_commit_all_moves_the_holds_as_read_and_leaves_a_changed_one_alone(
+    mongo_db, three_skus
+):
+    """The holds' step of several lines is one statement: a hold changed
+    since the snapshot (a concurrent add grew it) is left exactly as it is
+    while the others move, then read again and sold with its surplus
+    given back."""
+    one, two, three = three_skus
+    for each in three_skus:
+        stock_reserve(sku=each, cart_id="cart-a", quantity=1, now=NOW)
+    known = {h.sku: h for h in stock_holds_of_cart(cart_id="cart-a")}
+    stock_adjust(sku=two, cart_id="cart-a", delta=2, now=NOW + timedelta(seconds=1))
+    grown = mongo_db.stock_holds.find_one({"sku": two})
+    statements = []
+    real = Collection.update_many
+
+    def counted(self, *args, **kwargs):
+        if self.name == "stock_holds":
+            result = real(self, *args, **kwargs)
+            statements.append(result.modified_count)
+            if len(statements) == 1:
+                # The changed hold is untouched by the first statement.
+                assert mongo_db.stock_holds.find_one({"sku": two}) == grown
+            return result
+        return real(self, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Collection, "update_many", counted)
+        done = stock_commit_all(
+            cart_id="cart-a", quantities={s: 1 for s in three_skus}, known=known
+        )
+
+    assert done == set(three_skus)
+    assert statements == [2]  # the changed hold went alone, read again
+    levels = [stock_level(sku=s) for s in three_skus]
+    assert [(lv.free, lv.held, lv.sold) for lv in levels] == [
+        (9, 0, 1),
+        (9, 0, 1),
+        (9, 0, 1),
+    ]
+    assert mongo_db.stock_holds.count_documents({}) == 0
+    assert stock_problems() == []
+
+
 def test_transfer_hands_a_reservation_to_another_cart(mongo_db, sku):
     stock_reserve(sku=sku, cart_id="cart-a", quantity=2, now=NOW)
 
@@ -362,12 +406,14 @@ def test_conservation_check_names_a_sku_whose_units_changed_outside_services(
     assert "101" in problems[0].message
 
 
+@pytest.mark.parametrize("step", ["stock_holds", "inventories"])
 def test_a_commit_whose_reply_is_lost_is_tried_again_and_counts_once(
-    mongo_db, sku, monkeypatch
+    mongo_db, sku, monkeypatch, step
 ):
-    """The counters' statement of a two-line commit applies on the server
-    and its reply is lost (a dropped connection, a failover): it is sent
-    once more, and its filter (the moves' ops) lets nothing apply twice."""
+    """The holds' or the counters' statement of a two-line commit applies on
+    the server and its reply is lost (a dropped connection, a failover): it
+    is sent once more, and its filter (the moves' ops) lets nothing apply
+    twice."""
     stock_restock(sku="SKU-2", quantity=10)
     for each in (sku, "SKU-2"):
         stock_reserve(sku=each, cart_id="cart-a", quantity=2, now=NOW)
@@ -375,7 +421,7 @@ def test_a_commit_whose_reply_is_lost_is_tried_again_and_counts_once(
 
     def reply_lost_once(self, *args, **kwargs):
         result = real(self, *args, **kwargs)
-        if self.name == "inventories" and not lost:
+        if self.name == step and not lost:
             lost.append(result.modified_count)
             raise AutoReconnect("connection closed")
         return result
