@@ -7,8 +7,10 @@
 // What a screen reader hears is the message alone: a message that arrives
 // is read from a live region of its own (#toast-announcer; a refusal from
 // the assertive #toast-alarm), so the Dismiss button added to it is never
-// announced. The page keeps room below its last line for the message on
-// screen (--toast-space), so a message that stays never covers it.
+// announced. A message the page came with (a form posted without htmx,
+// then its redirect) is read too, once the page has loaded. The page keeps
+// room below its last line for the message on screen (--toast-space), so a
+// message that stays never covers it.
 (function () {
   "use strict";
 
@@ -75,7 +77,8 @@
   }
 
   // The live regions that read the messages: a refusal at once, as an
-  // alert would, a confirmation when the reader is idle.
+  // alert would, a confirmation when the reader is idle. The page has them
+  // from the start (templates/base.html); one without is given them here.
   function region(id, politeness) {
     var found = document.getElementById(id);
     if (found) return found;
@@ -87,12 +90,19 @@
     return made;
   }
 
+  // The message without its Dismiss button.
+  function words(toast) {
+    var copy = toast.cloneNode(true);
+    copy.querySelectorAll(".toast-close").forEach(function (button) { button.remove(); });
+    return copy.textContent.trim();
+  }
+
   // A new element each time, so the same message twice is read twice; it
   // goes with its toast, so the region never holds a message already gone.
   function announce(toast) {
     var urgent = toast.classList.contains("toast-error");
     var said = document.createElement("p");
-    said.textContent = toast.textContent.trim();
+    said.textContent = words(toast);
     region(urgent ? "toast-alarm" : "toast-announcer", urgent ? "assertive" : "polite")
       .replaceChildren(said);
     spoken.set(toast, said);
@@ -111,6 +121,22 @@
     for (var i = 0; i < toasts.length - KEEP; i++) removeToast(toasts[i]);
   }
 
+  // The message the page came with, read once the page has loaded: a
+  // screen reader reads a new page from its top and does not announce
+  // what a live region held from the start, so the words go in afterwards.
+  function announceLoaded(box) {
+    var toast = box.querySelector(".toast:last-child");
+    if (!toast) return;
+    function speak() {
+      if (box.contains(toast)) announce(toast);
+    }
+    if (document.readyState === "complete") {
+      requestAnimationFrame(speak);
+    } else {
+      window.addEventListener("load", function () { requestAnimationFrame(speak); }, { once: true });
+    }
+  }
+
   var spoken = new WeakMap();
   var watching = null;
 
@@ -127,6 +153,7 @@
     region("toast-alarm", "assertive");
     box.querySelectorAll(".toast").forEach(adopt);
     keepNewest(box);
+    announceLoaded(box);
     reserveSpace();
     if (watching) watching.disconnect();
     watching = new MutationObserver(function (changes) {

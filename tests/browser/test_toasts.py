@@ -146,3 +146,30 @@ def test_a_message_that_stays_never_covers_the_pages_last_line_on_a_phone(page):
     # Dismissed, the room goes too.
     refused.get_by_role("button", name="Dismiss this message").click()
     expect(page.locator("body")).to_have_css("padding-bottom", "0px")
+
+
+def test_a_message_the_page_came_with_is_read_once_it_has_loaded(page):
+    """A form posted without htmx (signing up), then its redirect: the page
+    arrives with the message, whose words go into the live region that was
+    on the page, empty, from the start (what is there at load is not read)."""
+    served = page.request.get("/").text()
+    assert (
+        '<div id="toast-announcer" class="visually-hidden" aria-live="polite"></div>'
+        in served
+    )
+    assert (
+        '<div id="toast-alarm" class="visually-hidden" aria-live="assertive"></div>'
+        in served
+    )
+
+    page.goto("/accounts/signup/")
+    page.get_by_label("Email").fill("ada@example.com")
+    page.get_by_label("Password", exact=True).fill("correct-horse-battery-9")
+    page.get_by_label("Password again").fill("correct-horse-battery-9")
+    page.get_by_role("button", name="Create my account").click()
+
+    welcome = "Welcome to Marquee: your account is ready."
+    expect(page.locator("#toasts .toast-success")).to_contain_text(welcome)
+    expect(page.locator("#toast-announcer")).to_have_text(welcome)
+    expect(page.locator("#toast-alarm")).to_have_text("")
+    expect(page.locator("#toast-announcer")).to_have_count(1)
