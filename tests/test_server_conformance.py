@@ -182,20 +182,25 @@ def test_an_update_that_leaves_a_document_as_it_was_does_not_count_it(mongo_db, 
     unchanged, a missing field included, must not count, on every server."""
     coll = mongo_db.conformance_noop
     coll.insert_many([{"_id": "moves", "n": 1}, {"_id": "stays", "n": 2}])
-    moves_here = {"$eq": ["$_id", "moves"]}
+    stays_before = coll.find_one({"_id": "stays"})
+    moves_here = {"$ne": ["$_move", None]}
 
     result = coll.update_many(
         {"_id": {"$in": ["moves", "stays"]}},
         [
+            # A field of the statement's own, set on both and then unset,
+            # as the holds' step does.
+            {"$set": {"_move": {"$cond": [{"$eq": ["$_id", "moves"]}, 1, None]}}},
             {
                 "$set": {
                     "n": {"$cond": [moves_here, 0, "$n"]},
                     "back": {"$cond": [moves_here, ["op"], "$back"]},
                 }
-            }
+            },
+            {"$unset": "_move"},
         ],
     )
 
     assert (result.matched_count, result.modified_count) == (2, 1), server
-    assert coll.find_one({"_id": "stays"}) == {"_id": "stays", "n": 2}
+    assert coll.find_one({"_id": "stays"}) == stays_before == {"_id": "stays", "n": 2}
     assert coll.find_one({"_id": "moves"}) == {"_id": "moves", "n": 0, "back": ["op"]}

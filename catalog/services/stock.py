@@ -10,9 +10,10 @@ The counter of free units (``Inventory.quantity``) and each cart's hold (a
 hold costs the same however many carts hold the SKU. Every change is a move
 between them, each side one conditional update of that document whose
 filter carries the rule (``quantity >= n`` on the counter; the hold as read
-on the hold); a checkout's commit writes the counters, and then the holds'
-finish, of all its lines in one statement whose filter still carries each
-document's own guard (``_counters_get``). Without transactions, the order
+on the hold); a checkout's commit writes the holds, then the counters,
+then the holds' finish, of all its lines in one statement per step that
+still carries each document's own guard (``_holds_give_statement``,
+``_counters_get``). Without transactions, the order
 of the writes makes every crash point harmless or repairable
 (``stock_moves_recover``):
 
@@ -329,19 +330,25 @@ def _retried(write: Callable[[], object]) -> object:
     """``write()``, tried once more after a lost connection or a failover.
 
     pymongo retries a single-document write by itself (retryable writes,
-    on a replica set) but never a statement that may write several. Steps 2
-    and 3 apply once however often they run (their filters name the moves'
-    ops), so one more try is safe; a partial first try shows as fewer
-    documents written, which ``_give_all`` already reads as such."""
+    on a replica set) but never a statement that may write several. Each
+    step of a give-back applies once however often it runs (the holds' by
+    their guard as read, the counters' and the finish by the moves' ops),
+    so one more try is safe; a partial first try shows as fewer documents
+    written, which ``_give_all`` already reads as such."""
+    return _tried(write)[0]
+
+
+def _tried(write: Callable[[], object]) -> tuple[object, bool]:
+    """``_retried``, and whether it took a second try."""
     try:
-        return write()
+        return write(), False
     except PyMongoError as exc:
         if not (
             isinstance(exc, ConnectionFailure)
             or exc.has_error_label("RetryableWriteError")
         ):
             raise
-        return write()
+        return write(), True
 
 
 def _counters_get(moves: Mapping[str, dict]) -> int:
@@ -468,8 +475,8 @@ def _applied_here(planned: list) -> list:
 
 def _holds_give(planned: list, sets: dict | None) -> list:
     """Step 1 of ``_give_all``: each hold, guarded as read, drops its units
-    into a ``back`` entry (and takes ``sets``). Returns the planned moves
-    whose hold did."""
+    into a ``back`` entry (a single hold also takes ``sets``). Returns the
+    planned moves whose hold did."""
     if len(planned) == 1:
         [(_, hid, guard, entry, _)] = planned
         update = {
@@ -478,13 +485,19 @@ def _holds_give(planned: list, sets: dict | None) -> list:
         }
         if sets:
             update["$set"] = sets
-        took = _holds().update_one({"_id": hid, **guard}, update).modified_count
+        result, again = _tried(
+            lambda: _holds().update_one({"_id": hid, **guard}, update)
+        )
+    elif sets:
+        raise ValueError("only a single hold's give-back sets fields")
     else:
-        took = _retried(
-            lambda: _holds().update_many(*_holds_give_statement(planned, sets))
-        ).modified_count
+        statement = _holds_give_statement(planned)
+        result, again = _tried(lambda: _holds().update_many(*statement))
+    took = result.modified_count
     if took == len(planned):
         return planned
+    if not took and not again:
+        return []  # every guard refused: nothing moved
     # Which holds did move: their back entry says so (also after a second
     # try, whose count leaves out what the first one moved).
     ops = [entry["op"] for *_, entry, _ in planned]
@@ -498,22 +511,23 @@ def _holds_give(planned: list, sets: dict | None) -> list:
     return [p for p in planned if p[1] in moved]
 
 
-def _holds_give_statement(planned: list, sets: dict | None) -> tuple[dict, list]:
+def _holds_give_statement(planned: list) -> tuple[dict, list]:
     """Step 1 for several holds as one statement: (filter, pipeline).
 
     Why one statement: on the Rust server each statement is a transaction
     of its own, committed with a log sync as Marquee runs it; a checkout's
-    five holds as five statements cost the daemon about twice what one
+    five holds as five statements cost the daemon more than twice what one
     statement does (bench/RESULTS.md, "The holds' step as one statement").
 
     Each hold's guard is its own (the hold as read), so it cannot be a plain
     filter, and an ``$expr`` in the filter makes the Rust server scan the
-    collection. The filter names the holds (and, for a second try, none that
-    has its move already); the pipeline then moves each hold only if it
-    still equals its guard, and leaves any other exactly as it was. A
-    document an update leaves as it was is not counted as modified (on
-    every server: tests/test_server_conformance.py), so the count is the
-    holds that moved.
+    collection. The filter names the holds (and, a second safeguard for a
+    second try, none that has its move already; the guard alone refuses
+    it, as a move takes at least one unit); the pipeline then moves each
+    hold only if it still equals its guard, and leaves any other exactly as
+    it was. None of the servers counts a document an update leaves as it
+    was as modified (asserted per server in tests/test_server_conformance.py),
+    so the count is the holds that moved.
     """
     fields = sorted(planned[0][2])
     for *_, guard, _, _ in planned:
@@ -541,8 +555,6 @@ def _holds_give_statement(planned: list, sets: dict | None) -> tuple[dict, list]
             {"$concatArrays": [{"$ifNull": ["$back", []]}, ["$_move.entry"]]}, "$back"
         ),
     }
-    for field, value in (sets or {}).items():
-        changes[field] = moved({"$literal": value}, f"${field}")
     pipeline = [
         {"$set": {"_move": _each(moves, None)}},
         {"$set": {"_move": {"$cond": [as_read, "$_move", None]}}},

@@ -346,6 +346,32 @@ def test_commit_all_moves_the_holds_as_read_and_leaves_a_changed_one_alone(
     assert stock_problems() == []
 
 
+def test_commit_all_refuses_a_hold_that_is_another_of_the_same_size(
+    mongo_db, three_skus
+):
+    """A snapshot's hold released and taken again with as many units (by
+    another process, so this one never dropped its entries): only its stamp
+    tells them apart. The statement must leave it to a fresh read, or the
+    new take's entry outlives its hold and the reconciler gives its units
+    back a second time."""
+    one, two, _ = three_skus
+    for each in (one, two):
+        stock_reserve(sku=each, cart_id="cart-a", quantity=2, now=NOW)
+    known = {h.sku: h for h in stock_holds_of_cart(cart_id="cart-a")}
+    stock_release(sku=two, cart_id="cart-a")
+    stock_reserve(sku=two, cart_id="cart-a", quantity=2, now=NOW + timedelta(seconds=1))
+    for each in (one, two):
+        _finished.pop(each)  # as if another process had done the above
+
+    done = stock_commit_all(cart_id="cart-a", quantities={one: 2, two: 2}, known=known)
+
+    assert done == {one, two}
+    stock_moves_recover(before=NOW + timedelta(days=365))
+    levels = [stock_level(sku=s) for s in (one, two)]
+    assert [(lv.free, lv.held, lv.sold) for lv in levels] == [(8, 0, 2), (8, 0, 2)]
+    assert stock_problems() == []
+
+
 def test_transfer_hands_a_reservation_to_another_cart(mongo_db, sku):
     stock_reserve(sku=sku, cart_id="cart-a", quantity=2, now=NOW)
 
