@@ -76,20 +76,6 @@
     if (!toast.classList.contains("toast-error")) fadeLater(toast);
   }
 
-  // The live regions that read the messages: a refusal at once, as an
-  // alert would, a confirmation when the reader is idle. The page has them
-  // from the start (templates/base.html); one without is given them here.
-  function region(id, politeness) {
-    var found = document.getElementById(id);
-    if (found) return found;
-    var made = document.createElement("div");
-    made.id = id;
-    made.className = "visually-hidden";
-    made.setAttribute("aria-live", politeness);
-    document.body.appendChild(made);
-    return made;
-  }
-
   // The message without its Dismiss button.
   function words(toast) {
     var copy = toast.cloneNode(true);
@@ -97,14 +83,15 @@
     return copy.textContent.trim();
   }
 
-  // A new element each time, so the same message twice is read twice; it
-  // goes with its toast, so the region never holds a message already gone.
+  // Read from the live regions on every page (templates/base.html): a
+  // refusal at once, as an alert would, a confirmation when the reader is
+  // idle. A new element each time, so the same message twice is read twice;
+  // it goes with its toast, so a region never holds a message already gone.
   function announce(toast) {
     var urgent = toast.classList.contains("toast-error");
     var said = document.createElement("p");
     said.textContent = words(toast);
-    region(urgent ? "toast-alarm" : "toast-announcer", urgent ? "assertive" : "polite")
-      .replaceChildren(said);
+    document.getElementById(urgent ? "toast-alarm" : "toast-announcer").replaceChildren(said);
     spoken.set(toast, said);
   }
 
@@ -149,8 +136,6 @@
     // The regions read what arrives; the box itself no longer does (it
     // would read the Dismiss buttons too).
     box.removeAttribute("aria-live");
-    region("toast-announcer", "polite");
-    region("toast-alarm", "assertive");
     box.querySelectorAll(".toast").forEach(adopt);
     keepNewest(box);
     announceLoaded(box);
