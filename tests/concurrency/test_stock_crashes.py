@@ -102,18 +102,10 @@ def left_behind(mongo_db) -> int:
 # statement: a paid checkout of two lines (``_holds_give_statement``).
 CASES = {
     **{point: (point, *scenario) for point, scenario in SCENARIOS.items()},
-    "two-line checkout, stock.give.after_hold": (
-        "stock.give.after_hold",
-        setup_cart,
-        checkout,
-        3,
-    ),
-    "two-line checkout, stock.give.after_counter": (
-        "stock.give.after_counter",
-        setup_cart,
-        checkout,
-        3,
-    ),
+    **{
+        f"two-line checkout, {point}": (point, setup_cart, checkout, 3)
+        for point in ("stock.give.after_hold", "stock.give.after_counter")
+    },
 }
 
 

@@ -309,7 +309,7 @@ def test_commit_all_moves_the_holds_as_read_and_leaves_a_changed_one_alone(
     since the snapshot (a concurrent add grew it) is left exactly as it is
     while the others move, then read again and sold with its surplus
     given back."""
-    one, two, three = three_skus
+    _, two, _ = three_skus
     for each in three_skus:
         stock_reserve(sku=each, cart_id="cart-a", quantity=1, now=NOW)
     known = {h.sku: h for h in stock_holds_of_cart(cart_id="cart-a")}
