@@ -230,6 +230,13 @@ class Order(Document):
     total = MoneyField(required=True, min_value=0, precision=2)
     currency = me.StringField(required=True, default="GBP")
     payment_attempts = me.IntField(default=0)
+    # The stem of the order's references with the payment provider (a
+    # charge "<stem>-<attempt>", a refund "<stem>-refund"): the number and a
+    # random tag. A restored backup hands the numbers of the orders made
+    # after it out again; a provider charges or refunds a reference once,
+    # so a bare number would get a new order the lost one's payment. Orders
+    # made before the tag have none: their number is their stem.
+    reference_stem = me.StringField()
     attempts = me.EmbeddedDocumentListField(PaymentAttempt)
     payment_provider = me.StringField()
     payment_reference = me.StringField()

@@ -6,6 +6,11 @@ default). A provider charges a card once per ``reference`` (a repeat returns
 the first result) and can look a charge up by reference, which is how a
 checkout interrupted after charging is finished later.
 
+References are an order's: its charges ``<stem>-<attempt>``, its refund
+``<stem>-refund``, where the stem (``Order.reference_stem``) is the order's
+number and a random tag, so that no two orders share a reference even when
+a restored backup hands an order's number out again.
+
 A payment method other than a card: ``AtCounter``, money taken at the box
 office's counter by staff. Its provider (``provider(BOX_OFFICE)``,
 ``shop.payments.box_office``) records the charge as settled there; the
@@ -14,6 +19,7 @@ up and refunding it go to the same provider. A card order has no method
 recorded and goes to the configured provider, as it always did.
 """
 
+import secrets
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from decimal import Decimal
@@ -153,3 +159,24 @@ def provider(method: str | None = None) -> PaymentProvider:
         return BoxOffice()
     path = getattr(settings, "SHOP_PAYMENT_PROVIDER", DEFAULT_PROVIDER)
     return import_string(path)()
+
+
+def new_reference_stem(number: str) -> str:
+    """A new order's reference stem: its number and a random tag."""
+    return f"{number}-{secrets.token_hex(4)}"
+
+
+def charge_reference(order: dict) -> str:
+    """The reference of the order's (raw SON's) latest payment attempt."""
+    stem = _stem(order.get("reference_stem"), order["number"])
+    return f"{stem}-{order['payment_attempts']}"
+
+
+def refund_reference(order) -> str:
+    """The reference of a paid order's refund (its document)."""
+    return f"{_stem(order.reference_stem, order.number)}-refund"
+
+
+def _stem(stem: str | None, number: str) -> str:
+    # Orders made before references had a tag: their number is their stem.
+    return stem or number

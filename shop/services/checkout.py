@@ -3,12 +3,13 @@
 A checkout holds its pending cart with a short **lease** (``lease_until``,
 SHOP_CHECKOUT_LEASE_SECONDS; renewed before the charge once a third of it
 has gone) and a number, ``checkout_attempt``: the fence of its cart writes
-and its charge's reference (``<order number>-<attempt>``). Once the lease
-has lapsed, the shopper's resubmit takes the checkout over (same attempt,
-so the same reference: the provider charges a reference once, whoever
-asks) and finishes it; the reconciler, every minute, finishes or undoes it
-(``checkout_recover``). Within the lease a resubmit finishes a checkout the
-provider says was paid, else waits (CheckoutInProgress).
+and its charge's reference (``<order number>-<tag>-<attempt>``,
+shop.payments). Once the lease has lapsed, the shopper's resubmit takes the
+checkout over (same attempt, so the same reference: the provider charges
+a reference once, whoever asks) and finishes it; the reconciler, every
+minute, finishes or undoes it (``checkout_recover``). Within the lease a
+resubmit finishes a checkout the provider says was paid, else waits
+(CheckoutInProgress).
 
 The steps and what each leaves behind if the process dies right after it:
 
@@ -75,6 +76,8 @@ from shop.payments import (
     Charge,
     PaymentDeclined,
     PaymentError,
+    charge_reference,
+    new_reference_stem,
     provider,
 )
 from shop.services import owners, settle
@@ -385,8 +388,10 @@ def _insert_order(run: _Run, details: dict, now) -> dict | None:
     one) or a ticket code was drawn twice. Raises CartInactive when the
     cart's order is closed."""
     cart = run.cart
+    number = _next_order_number()
     son = {
-        "number": _next_order_number(),
+        "number": number,
+        "reference_stem": new_reference_stem(number),
         "cart_id": cart.cart_id,
         "owner": cart.owner,
         "token": secrets.token_urlsafe(24),
@@ -569,7 +574,7 @@ def cart_checkout(
     order = _prepare(run, email=email, shipping=shipping, now=now, payment=card)
     faults.point("checkout.after_order")
     run.renew(locked_at=now)
-    reference = f"{order['number']}-{order['payment_attempts']}"
+    reference = charge_reference(order)
     charge = _charge(order, reference, card, now, run)
     faults.point("checkout.after_charge")
     return _fulfil(
@@ -638,7 +643,7 @@ def _charged_order(cart_id: str, now: datetime) -> Order | None:
     if order is None or not order.get("payment_attempts"):
         return None
     charge = provider(order.get("payment_method")).lookup(
-        reference=f"{order['number']}-{order['payment_attempts']}"
+        reference=charge_reference(order)
     )
     if charge is None or charge.outcome != "paid":
         return None

@@ -75,7 +75,7 @@ def test_within_the_lease_a_charged_checkout_is_finished(mongo_db, cart, now, po
     order = checkout(cart.cart_id, now=now + timedelta(seconds=5))
 
     assert order.state == PAID
-    assert charges(mongo_db) == [(f"{order.number}-1", "paid")]
+    assert charges(mongo_db) == [(f"{order.reference_stem}-1", "paid")]
     assert mongo_db.carts.find_one({"_id": cart.cart_id})["state"] == COMPLETE
 
 
@@ -89,7 +89,7 @@ def test_after_the_lease_a_resubmit_takes_over_the_same_attempt(
     # The same reference the cut-off run would have charged: one charge.
     assert order.state == PAID
     assert order.payment_attempts == 1
-    assert charges(mongo_db) == [(f"{order.number}-1", "paid")]
+    assert charges(mongo_db) == [(f"{order.reference_stem}-1", "paid")]
     assert stock_level(sku=product).sold == 2
     assert invariant_problems(now=now + timedelta(minutes=1)) == []
 
@@ -107,8 +107,8 @@ def test_a_declined_resubmit_reopens_and_the_next_pays_a_new_attempt(
 
     assert order.payment_attempts == 2
     assert charges(mongo_db) == [
-        (f"{order.number}-1", "declined"),
-        (f"{order.number}-2", "paid"),
+        (f"{order.reference_stem}-1", "declined"),
+        (f"{order.reference_stem}-2", "paid"),
     ]
 
 
@@ -213,5 +213,5 @@ def test_a_run_taken_over_before_its_charge_stops_and_never_charges(mongo_db, pr
     with pytest.raises(CheckoutTakenOver):
         run.renew(locked_at=stalled_at)
 
-    assert charges(mongo_db) == [(f"{paid.number}-2", "paid")]
+    assert charges(mongo_db) == [(f"{paid.reference_stem}-2", "paid")]
     assert mongo_db.carts.find_one({"_id": cart.cart_id})["state"] == COMPLETE

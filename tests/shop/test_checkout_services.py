@@ -1,10 +1,12 @@
 """Checkout: pending lock, re-price, one order per cart, charge, commit."""
 
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 
 from catalog.selectors.stock import stock_hold, stock_level
+from shop import faults
 from shop.documents import ACTIVE, COMPLETE, EXPIRED, PAID, PENDING_PAYMENT
 from shop.errors import (
     CartEmpty,
@@ -17,6 +19,7 @@ from shop.errors import (
 from shop.selectors.invariants import invariant_problems
 from shop.services.carts import cart_add_item, cart_remove_item
 from shop.services.checkout import cart_checkout
+from shop.services.common import lease_time
 from shop.services.expiry import carts_expire
 from tests.shop.factories import (
     DECLINED_CARD,
@@ -61,7 +64,8 @@ def test_checkout_leaves_stock_sold_no_reservation_and_the_cart_complete(
     ]
     assert order.number.startswith("MQ-")
     assert len(order.token) >= 32
-    assert order.payment_reference == f"{order.number}-1"
+    assert order.reference_stem.startswith(f"{order.number}-")
+    assert order.payment_reference == f"{order.reference_stem}-1"
     level = stock_level(sku=product)
     assert (level.free, level.held, level.sold) == (98, 0, 2)
     assert stock_level(sku="HAT-1").sold == 1
@@ -88,6 +92,43 @@ def test_order_numbers_are_sequential_and_unique(mongo_db, product, now):
         numbers.append(checkout(cart.cart_id, owner=owner, now=now).number)
 
     assert numbers == ["MQ-100001", "MQ-100002", "MQ-100003"]
+
+
+def test_a_number_handed_out_again_after_a_restore_is_charged_afresh(
+    mongo_db, product, now
+):
+    # A backup restored: the orders made after it, and the sequence's
+    # increments, are gone; the payment provider (outside the database)
+    # still has their charges, which the test gateway's collection stands
+    # for here.
+    cart = cart_add_item(owner="anon:a", sku=product, quantity=1, now=now)
+    lost = checkout(cart.cart_id, owner="anon:a", now=now)
+    mongo_db.orders.delete_one({"_id": lost.pk})
+    mongo_db.sequences.update_one({"_id": "order_number"}, {"$inc": {"value": -1}})
+
+    cart = cart_add_item(owner="anon:b", sku=product, quantity=1, now=now)
+    order = checkout(cart.cart_id, owner="anon:b", now=now)
+
+    assert order.number == lost.number
+    assert order.payment_reference != lost.payment_reference
+    charged = {c["_id"] for c in mongo_db.test_gateway_charges.find()}
+    assert charged == {lost.payment_reference, order.payment_reference}
+
+
+def test_an_order_made_before_references_had_a_tag_keeps_its_number_as_stem(
+    mongo_db, product, now
+):
+    # Cut off after its order was written, by a Marquee whose references
+    # were the bare number: the charge is looked up, and taken, as then.
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=1, now=now)
+    with faults.armed("checkout.after_order"), pytest.raises(faults.InjectedFault):
+        checkout(cart.cart_id, now=now)
+    mongo_db.orders.update_one({}, {"$unset": {"reference_stem": ""}})
+
+    order = checkout(cart.cart_id, now=now + lease_time() + timedelta(seconds=1))
+
+    assert order.state == PAID
+    assert order.payment_reference == f"{order.number}-1"
 
 
 def test_a_declined_card_returns_the_cart_to_active_with_its_holds(

@@ -264,7 +264,7 @@ def test_a_run_resuming_after_a_recovery_paid_its_order_announces_it_as_it_is(
     the paid order, or the batch it joins would fail on a copy without
     ``paid_at``."""
     from shop import faults
-    from shop.payments import provider
+    from shop.payments import charge_reference, provider
     from shop.services.carts import cart_add_item
     from shop.services.checkout import _fulfil, cart_checkout, checkout_recover
     from tests.shop.factories import SHIPPING, card
@@ -285,7 +285,7 @@ def test_a_run_resuming_after_a_recovery_paid_its_order_announces_it_as_it_is(
     pending = mongo_db.orders.find_one({"cart_id": cart.cart_id})
     assert pending["state"] == "pending_payment"
     charge = provider(pending.get("payment_method")).lookup(
-        reference=f"{pending['number']}-{pending['payment_attempts']}"
+        reference=charge_reference(pending)
     )
     lapsed = timezone.now() + timedelta(minutes=5)
     assert checkout_recover(cart_id=cart.cart_id, now=lapsed) == "completed"
