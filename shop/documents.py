@@ -116,6 +116,9 @@ class Cart(Document):
     # of this cart it is: the charge's reference and the fence of its writes.
     lease_until = me.DateTimeField()
     checkout_attempt = me.IntField(default=0, min_value=0)
+    # The attempt's random tag, drawn with it, in its charge's reference
+    # (shop.payments.charge_reference).
+    checkout_tag = me.StringField()
     ended_at = me.DateTimeField()
 
     def line_count(self) -> int:
@@ -230,13 +233,10 @@ class Order(Document):
     total = MoneyField(required=True, min_value=0, precision=2)
     currency = me.StringField(required=True, default="GBP")
     payment_attempts = me.IntField(default=0)
-    # The stem of the order's references with the payment provider (a
-    # charge "<stem>-<attempt>", a refund "<stem>-refund"): the number and a
-    # random tag. A restored backup hands the numbers of the orders made
-    # after it out again; a provider charges or refunds a reference once,
-    # so a bare number would get a new order the lost one's payment. Orders
-    # made before the tag have none: their number is their stem.
-    reference_stem = me.StringField()
+    # The tag of the latest attempt (its cart's ``checkout_tag``), in the
+    # charge's reference: shop.payments.charge_reference. None on orders
+    # made before references had one.
+    payment_tag = me.StringField()
     attempts = me.EmbeddedDocumentListField(PaymentAttempt)
     payment_provider = me.StringField()
     payment_reference = me.StringField()

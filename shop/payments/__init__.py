@@ -6,17 +6,12 @@ default). A provider charges a card once per ``reference`` (a repeat returns
 the first result) and can look a charge up by reference, which is how a
 checkout interrupted after charging is finished later.
 
-References are an order's: its charges ``<stem>-<attempt>``, its refund
-``<stem>-refund``, where the stem (``Order.reference_stem``) is the order's
-number and a random tag, so that no two orders share a reference even when
-a restored backup hands an order's number out again.
-
-A payment method other than a card: ``AtCounter``, money taken at the box
-office's counter by staff. Its provider (``provider(BOX_OFFICE)``,
-``shop.payments.box_office``) records the charge as settled there; the
-order remembers the method (``payment_method``) so that looking its charge
-up and refunding it go to the same provider. A card order has no method
-recorded and goes to the configured provider, as it always did.
+References: a charge's is ``<order number>-<tag>-<attempt>``, a refund's
+``<order number>-<tag>-refund``, each tag random and drawn with its attempt
+or refund. Order numbers and attempt numbers can come round again (a
+restored backup hands out once more those given after it), and a provider
+that charges a reference once would answer the repeat with the lost
+payment; the tag keeps every reference new.
 """
 
 import secrets
@@ -161,22 +156,20 @@ def provider(method: str | None = None) -> PaymentProvider:
     return import_string(path)()
 
 
-def new_reference_stem(number: str) -> str:
-    """A new order's reference stem: its number and a random tag."""
-    return f"{number}-{secrets.token_hex(4)}"
+def new_tag() -> str:
+    """A reference's random tag (module docstring)."""
+    return secrets.token_hex(4)
 
 
 def charge_reference(order: dict) -> str:
-    """The reference of the order's (raw SON's) latest payment attempt."""
-    stem = _stem(order.get("reference_stem"), order["number"])
-    return f"{stem}-{order['payment_attempts']}"
+    """The reference of the order's (raw SON's) latest payment attempt. An
+    attempt made before references had a tag keeps its old form."""
+    number, attempt = order["number"], order["payment_attempts"]
+    tag = order.get("payment_tag")
+    return f"{number}-{tag}-{attempt}" if tag else f"{number}-{attempt}"
 
 
-def refund_reference(order) -> str:
-    """The reference of a paid order's refund (its document)."""
-    return f"{_stem(order.reference_stem, order.number)}-refund"
-
-
-def _stem(stem: str | None, number: str) -> str:
-    # Orders made before references had a tag: their number is their stem.
-    return stem or number
+def new_refund_reference(number: str) -> str:
+    """A refund's reference, drawn when the refund starts (then kept on the
+    order: a repeat of the refund uses the same)."""
+    return f"{number}-{new_tag()}-refund"

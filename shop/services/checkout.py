@@ -3,13 +3,13 @@
 A checkout holds its pending cart with a short **lease** (``lease_until``,
 SHOP_CHECKOUT_LEASE_SECONDS; renewed before the charge once a third of it
 has gone) and a number, ``checkout_attempt``: the fence of its cart writes
-and its charge's reference (``<order number>-<tag>-<attempt>``,
-shop.payments). Once the lease has lapsed, the shopper's resubmit takes the
-checkout over (same attempt, so the same reference: the provider charges
-a reference once, whoever asks) and finishes it; the reconciler, every
-minute, finishes or undoes it (``checkout_recover``). Within the lease a
-resubmit finishes a checkout the provider says was paid, else waits
-(CheckoutInProgress).
+and, with a random tag drawn with it, its charge's reference
+(``<order number>-<tag>-<attempt>``, shop.payments). Once the lease has
+lapsed, the shopper's resubmit takes the checkout over (same attempt, so
+the same reference: the provider charges a reference once, whoever asks)
+and finishes it; the reconciler, every minute, finishes or undoes it
+(``checkout_recover``). Within the lease a resubmit finishes a checkout the
+provider says was paid, else waits (CheckoutInProgress).
 
 The steps and what each leaves behind if the process dies right after it:
 
@@ -77,7 +77,7 @@ from shop.payments import (
     PaymentDeclined,
     PaymentError,
     charge_reference,
-    new_reference_stem,
+    new_tag,
     provider,
 )
 from shop.services import owners, settle
@@ -140,11 +140,24 @@ class _Run:
 
     cart: object
     attempt: int
+    # The attempt's tag (None: a cart locked before attempts had one).
+    tag: str | None
     taken_over: bool
     fixed_now: datetime | None
     # What the kinds read in one step for a later one (``LineKind``'s
     # ``seen``): the prices step's seat states, the held check's holds.
     seen: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, raw: dict, *, taken_over: bool, fixed: datetime | None) -> "_Run":
+        """The run of the pending cart ``raw`` (its SON, as locked)."""
+        return cls(
+            load_cart(raw),
+            raw.get("checkout_attempt") or 0,
+            raw.get("checkout_tag"),
+            taken_over,
+            fixed,
+        )
 
     @property
     def cart_id(self) -> str:
@@ -200,6 +213,7 @@ def _begin(owner: str, cart_id: str, now: datetime, fixed: datetime | None) -> _
                 "checkout_at": now,
                 "modified_at": now,
                 "lease_until": lease,
+                "checkout_tag": new_tag(),
             },
             "$inc": {"checkout_attempt": 1},
         },
@@ -209,10 +223,10 @@ def _begin(owner: str, cart_id: str, now: datetime, fixed: datetime | None) -> _
         if raw is not None and not any(raw.get(kind.field) for kind in KINDS):
             _unlock_empty(raw)
             raise CartEmpty()
-        return _Run(load_cart(raw), raw.get("checkout_attempt") or 0, False, fixed)
+        return _Run.of(raw, taken_over=False, fixed=fixed)
     raw = _take_over(cart_id, now, owner=owner)
     if raw is not None:
-        return _Run(load_cart(raw), raw.get("checkout_attempt") or 0, True, fixed)
+        return _Run.of(raw, taken_over=True, fixed=fixed)
     raise _not_begun(owner, cart_id, now)
 
 
@@ -360,7 +374,8 @@ def _order_for(run: _Run, *, email, shipping, now, payment=None) -> dict:
     for _ in range(3):
         details, unset = _order_details(cart, email=email, shipping=shipping)
         details.update(payment.order_fields() if payment is not None else {})
-        update = {"$set": {**details, "payment_attempts": run.attempt}}
+        attempt = {"payment_attempts": run.attempt, "payment_tag": run.tag}
+        update = {"$set": {**details, **attempt}}
         if unset:
             update["$unset"] = unset
         try:
@@ -388,15 +403,14 @@ def _insert_order(run: _Run, details: dict, now) -> dict | None:
     one) or a ticket code was drawn twice. Raises CartInactive when the
     cart's order is closed."""
     cart = run.cart
-    number = _next_order_number()
     son = {
-        "number": number,
-        "reference_stem": new_reference_stem(number),
+        "number": _next_order_number(),
         "cart_id": cart.cart_id,
         "owner": cart.owner,
         "token": secrets.token_urlsafe(24),
         "state": PENDING_PAYMENT,
         "payment_attempts": run.attempt,
+        "payment_tag": run.tag,
         "attempts": [],
         "created_at": now,
         **details,

@@ -5,6 +5,7 @@ Time is a parameter: the cut-off run starts at T0, the resubmit comes at a
 chosen moment after it.
 """
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -75,7 +76,8 @@ def test_within_the_lease_a_charged_checkout_is_finished(mongo_db, cart, now, po
     order = checkout(cart.cart_id, now=now + timedelta(seconds=5))
 
     assert order.state == PAID
-    assert charges(mongo_db) == [(f"{order.reference_stem}-1", "paid")]
+    assert charges(mongo_db) == [(order.payment_reference, "paid")]
+    assert order.payment_reference == f"{order.number}-{order.payment_tag}-1"
     assert mongo_db.carts.find_one({"_id": cart.cart_id})["state"] == COMPLETE
 
 
@@ -89,7 +91,8 @@ def test_after_the_lease_a_resubmit_takes_over_the_same_attempt(
     # The same reference the cut-off run would have charged: one charge.
     assert order.state == PAID
     assert order.payment_attempts == 1
-    assert charges(mongo_db) == [(f"{order.reference_stem}-1", "paid")]
+    assert charges(mongo_db) == [(order.payment_reference, "paid")]
+    assert order.payment_reference == f"{order.number}-{order.payment_tag}-1"
     assert stock_level(sku=product).sold == 2
     assert invariant_problems(now=now + timedelta(minutes=1)) == []
 
@@ -106,10 +109,11 @@ def test_a_declined_resubmit_reopens_and_the_next_pays_a_new_attempt(
     order = checkout(cart.cart_id, now=moment)
 
     assert order.payment_attempts == 2
-    assert charges(mongo_db) == [
-        (f"{order.reference_stem}-1", "declined"),
-        (f"{order.reference_stem}-2", "paid"),
-    ]
+    # Each attempt has a reference of its own (a tag drawn with it).
+    assert charges(mongo_db) == [(a.reference, a.outcome) for a in order.attempts]
+    assert [a.outcome for a in order.attempts] == ["declined", "paid"]
+    assert order.attempts[0].reference.endswith("-1")
+    assert order.payment_reference == f"{order.number}-{order.payment_tag}-2"
 
 
 @pytest.mark.parametrize(
@@ -185,7 +189,7 @@ def test_a_slow_run_renews_its_lease_before_charging(mongo_db, cart, now):
         == now + timedelta(seconds=20) + lease_time()
     )
     # A quick run spends no command on it.
-    run = service._Run(run.cart, run.attempt, False, now + timedelta(seconds=5))
+    run = replace(run, fixed_now=now + timedelta(seconds=5))
     run.renew(locked_at=now)
     assert (
         mongo_db.carts.find_one()["lease_until"]
@@ -213,5 +217,6 @@ def test_a_run_taken_over_before_its_charge_stops_and_never_charges(mongo_db, pr
     with pytest.raises(CheckoutTakenOver):
         run.renew(locked_at=stalled_at)
 
-    assert charges(mongo_db) == [(f"{paid.reference_stem}-2", "paid")]
+    assert charges(mongo_db) == [(paid.payment_reference, "paid")]
+    assert paid.payment_reference == f"{paid.number}-{paid.payment_tag}-2"
     assert mongo_db.carts.find_one({"_id": cart.cart_id})["state"] == COMPLETE

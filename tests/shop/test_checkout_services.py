@@ -64,8 +64,8 @@ def test_checkout_leaves_stock_sold_no_reservation_and_the_cart_complete(
     ]
     assert order.number.startswith("MQ-")
     assert len(order.token) >= 32
-    assert order.reference_stem.startswith(f"{order.number}-")
-    assert order.payment_reference == f"{order.reference_stem}-1"
+    assert len(order.payment_tag) == 8
+    assert order.payment_reference == f"{order.number}-{order.payment_tag}-1"
     level = stock_level(sku=product)
     assert (level.free, level.held, level.sold) == (98, 0, 2)
     assert stock_level(sku="HAT-1").sold == 1
@@ -115,7 +115,27 @@ def test_a_number_handed_out_again_after_a_restore_is_charged_afresh(
     assert charged == {lost.payment_reference, order.payment_reference}
 
 
-def test_an_order_made_before_references_had_a_tag_keeps_its_number_as_stem(
+def test_an_attempt_restored_by_a_backup_is_charged_afresh(mongo_db, product, now):
+    # Declined once; the backup is taken; declined again; the backup is
+    # restored (cart and order as they were: the attempt number goes back).
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=1, now=now)
+    with pytest.raises(PaymentFailed):
+        checkout(cart.cart_id, number=DECLINED_CARD, now=now)
+    backup = mongo_db.carts.find_one({"_id": cart.cart_id}), mongo_db.orders.find_one()
+    with pytest.raises(PaymentFailed):
+        checkout(cart.cart_id, number=DECLINED_CARD, now=now)
+    mongo_db.carts.replace_one({"_id": cart.cart_id}, backup[0])
+    mongo_db.orders.replace_one({"_id": backup[1]["_id"]}, backup[1])
+
+    order = checkout(cart.cart_id, now=now)
+
+    assert order.state == PAID
+    assert order.payment_attempts == 2
+    outcomes = sorted(c["outcome"] for c in mongo_db.test_gateway_charges.find())
+    assert outcomes == ["declined", "declined", "paid"]
+
+
+def test_an_attempt_made_before_references_had_a_tag_keeps_its_reference(
     mongo_db, product, now
 ):
     # Cut off after its order was written, by a Marquee whose references
@@ -123,7 +143,8 @@ def test_an_order_made_before_references_had_a_tag_keeps_its_number_as_stem(
     cart = cart_add_item(owner=ALICE, sku=product, quantity=1, now=now)
     with faults.armed("checkout.after_order"), pytest.raises(faults.InjectedFault):
         checkout(cart.cart_id, now=now)
-    mongo_db.orders.update_one({}, {"$unset": {"reference_stem": ""}})
+    mongo_db.carts.update_one({}, {"$unset": {"checkout_tag": ""}})
+    mongo_db.orders.update_one({}, {"$unset": {"payment_tag": ""}})
 
     order = checkout(cart.cart_id, now=now + lease_time() + timedelta(seconds=1))
 

@@ -26,6 +26,7 @@ from shop.errors import (
     PricesChanged,
 )
 from shop.kinds.tickets import CODE_ALPHABET
+from shop.payments import new_refund_reference
 from shop.selectors.invariants import invariant_problems
 from shop.selectors.orders import order_tickets, owner_may_cancel
 from shop.services.carts import cart_add_item
@@ -225,7 +226,8 @@ def test_canceling_a_paid_order_refunds_it_and_puts_seats_and_goods_back(
     level = stock_level(sku=product)
     assert (level.free, level.held, level.sold) == (100, 0, 0)
     refund = mongo_db.test_gateway_refunds.find_one()
-    assert refund["_id"] == f"{paid.reference_stem}-refund"
+    assert refund["_id"] == order.refund_reference
+    assert order.refund_reference.startswith(f"{paid.number}-")
     assert refund["amount"].to_decimal() == paid.total
     assert refund["charge_reference"] == paid.payment_reference
     assert not owner_may_cancel(order, now=now)
@@ -331,7 +333,7 @@ def test_a_cancellation_stopped_half_way_is_finished_by_the_reconciler(
                 "state": REFUNDING,
                 "canceled_at": now,
                 "canceled_by": "owner",
-                "refund_reference": f"{paid.reference_stem}-refund",
+                "refund_reference": new_refund_reference(paid.number),
             }
         },
     )
