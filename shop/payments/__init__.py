@@ -6,12 +6,21 @@ default). A provider charges a card once per ``reference`` (a repeat returns
 the first result) and can look a charge up by reference, which is how a
 checkout interrupted after charging is finished later.
 
-References: a charge's is ``<order number>-<tag>-<attempt>``, a refund's
-``<order number>-<tag>-refund``, each tag random and drawn with its attempt
-or refund. Order numbers and attempt numbers can come round again (a
+References: a charge's is ``<order number>-<tag>-<attempt>``, the tag
+random and drawn with its attempt; a refund's is its charge's reference and
+``-refund``. Order numbers and attempt numbers can come round again (a
 restored backup hands out once more those given after it), and a provider
 that charges a reference once would answer the repeat with the lost
-payment; the tag keeps every reference new.
+payment; the tag keeps every charge's reference new, and a refund's stays
+the same for as long as its charge's does (a refund restored by a backup
+and asked again is answered with the first, not paid twice).
+
+A payment method other than a card: ``AtCounter``, money taken at the box
+office's counter by staff. Its provider (``provider(BOX_OFFICE)``,
+``shop.payments.box_office``) records the charge as settled there; the
+order remembers the method (``payment_method``) so that looking its charge
+up and refunding it go to the same provider. A card order has no method
+recorded and goes to the configured provider, as it always did.
 """
 
 import secrets
@@ -169,7 +178,6 @@ def charge_reference(order: dict) -> str:
     return f"{number}-{tag}-{attempt}" if tag else f"{number}-{attempt}"
 
 
-def new_refund_reference(number: str) -> str:
-    """A refund's reference, drawn when the refund starts (then kept on the
-    order: a repeat of the refund uses the same)."""
-    return f"{number}-{new_tag()}-refund"
+def refund_reference(order) -> str:
+    """The reference of a paid order's (document's) refund."""
+    return f"{order.payment_reference}-refund"

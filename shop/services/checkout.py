@@ -232,7 +232,7 @@ def _begin(owner: str, cart_id: str, now: datetime, fixed: datetime | None) -> _
 
 def _unlock_empty(raw: dict) -> None:
     """An empty cart locked by ``_begin``: back to active with the hold it
-    had (only its attempt number moved)."""
+    had (only its attempt number and tag moved)."""
     carts().update_one(
         {"_id": raw["_id"], "state": PENDING, **_attempt_is(raw["checkout_attempt"])},
         {
@@ -364,9 +364,10 @@ def _order_details(cart, *, email: str, shipping: dict | None) -> tuple[dict, di
 
 def _order_for(run: _Run, *, email, shipping, now, payment=None) -> dict:
     """Step 3: this cart's order (its document), created or brought up to
-    date with the cart, with the run's attempt (``payment_attempts``: the charge's
-    reference; never back to an older one). Unique on cart id (and ticket
-    codes: a code drawn twice, however unlikely, is drawn again)."""
+    date with the cart, with the run's attempt and its tag (``payment_attempts``,
+    ``payment_tag``: the charge's reference; never back to an older attempt).
+    Unique on cart id (and ticket codes: a code drawn twice, however
+    unlikely, is drawn again)."""
     cart = run.cart
     # A cart's first checkout has no order yet: straight to the insert (a
     # duplicate key says otherwise, and the next round updates it).

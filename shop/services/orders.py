@@ -35,7 +35,7 @@ from shop.documents import (
 )
 from shop.errors import OrderNotCancelable, OrderNotFound, RefundFailed
 from shop.kinds import kind_named
-from shop.payments import PaymentError, new_refund_reference, provider
+from shop.payments import PaymentError, provider, refund_reference
 from shop.selectors.orders import cancel_deadline
 from shop.services.common import orders, utcnow
 
@@ -122,7 +122,7 @@ def _start_refund(order: Order, *, staff: bool, now: datetime) -> dict | None:
                 "state": REFUNDING,
                 "canceled_at": now,
                 "canceled_by": "staff" if staff else "owner",
-                "refund_reference": new_refund_reference(order.number),
+                "refund_reference": refund_reference(order),
             }
         },
         return_document=ReturnDocument.AFTER,
