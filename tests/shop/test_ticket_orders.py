@@ -254,9 +254,7 @@ def test_canceling_twice_refunds_and_returns_once(mongo_db, show, product, paid,
     assert_clean()
 
 
-def test_a_refund_a_restored_backup_rolled_back_is_not_paid_twice(
-    mongo_db, show, product, paid, now
-):
+def test_a_refund_a_restored_backup_rolled_back_is_not_paid_twice(mongo_db, paid, now):
     # Refunded; then the order is restored as the backup had it (paid), and
     # canceled again. The provider, outside the database, kept the refund
     # (the test gateway's collection stands for it).
