@@ -48,12 +48,15 @@ def _client_options(uri: str, timeout_ms: int | None = None) -> dict:
         # reported; on a standalone server this is the same as w=1.
         "w": "majority",
     }
+    stated = _uri_options(uri)
     # A timeout the URI states wins over the setting (the embedded server's
     # URI states a short one; see config/embedded.py).
-    if timeout_ms or "serverselectiontimeoutms" not in _uri_options(uri):
+    if timeout_ms or "serverselectiontimeoutms" not in stated:
         options["serverSelectionTimeoutMS"] = (
             timeout_ms or settings.MONGODB_SERVER_SELECTION_MS
         )
+    if "maxpoolsize" not in stated:
+        options["maxPoolSize"] = settings.MONGODB_POOL_SIZE
     return options
 
 

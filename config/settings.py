@@ -171,6 +171,12 @@ MONGODB_DB = os.environ.get("MONGODB_DB", "marquee")
 # moment" within a second while the database is down; jobs and commands
 # wait longer.
 MONGODB_SERVER_SELECTION_MS = int(os.environ.get("MONGODB_TIMEOUT_MS", "5000"))
+# Connections a process keeps to MongoDB at most (pymongo's maxPoolSize; a
+# maxPoolSize in the URI wins). A thread past it waits in its process for a
+# free connection instead of opening another: the server runs a thread per
+# connection, and past a few per core they only contend (bench/RESULTS.md,
+# "The connection pool"). A web worker's 4 threads never reach it.
+MONGODB_POOL_SIZE = int(os.environ.get("MONGODB_POOL_SIZE", "8"))
 MONGO_EMBEDDED_DIR = VAR_DIR / "mongo"
 MONGO_EMBEDDED_LOG = VAR_DIR / "log" / "mongo.log"
 # Which embedded server runs when MONGODB_URI is unset: SecantusDB's Rust

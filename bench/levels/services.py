@@ -33,8 +33,10 @@ from bench.levels import Level, Outcome, Workload, marquee, raw
 
 
 def connect(uri: str, db_name: str, pool: int):
-    # Marquee's own client options and pool (pymongo's default of 100, more
-    # than the 50 threads of a load worker): --pool applies to raw only.
+    # Marquee's own client options and pool (settings.MONGODB_POOL_SIZE, 8
+    # connections, fewer than a load worker's 50 threads: the threads past it
+    # wait in the worker, as in any Marquee process): --pool applies to raw
+    # only.
     return marquee.connect(uri, db_name)
 
 
