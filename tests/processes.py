@@ -34,6 +34,21 @@ def manage(*args: str, env: dict, timeout: float = 120) -> subprocess.CompletedP
     )
 
 
+def bench_output(script: str, *args: str, timeout: float = 600) -> str:
+    """What ``bench/<script>`` printed, run with this interpreter from the
+    project's root (on its own embedded server unless MONGODB_URI names
+    one); the test fails with everything it printed if it exits non-zero."""
+    done = subprocess.run(
+        [sys.executable, str(Path(settings.BASE_DIR) / "bench" / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=settings.BASE_DIR,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
 def processes_tagged(tag: str) -> list[int]:
     """PIDs of live processes whose environment carries ``tag``."""
     needle = f"MARQUEE_PROCESS_TAG={tag}".encode()

@@ -3,41 +3,27 @@ rot. Speed is not asserted (figures belong to bench/RESULTS.md): the run
 finishes and prints each figure, with nothing lost by the writer."""
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
-from django.conf import settings
-
-BENCH = Path(settings.BASE_DIR) / "bench" / "activity_bench.py"
+from tests.processes import bench_output
 
 
 def test_the_activity_bench_prints_every_figure():
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(BENCH),
-            "--items",
-            "12",
-            "--page-runs",
-            "5",
-            "--events",
-            "600",
-            "--single-events",
-            "20",
-            "--job-events",
-            "3000",
-            "--order-share",
-            "0.3",
-        ],  # fmt: skip
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=settings.BASE_DIR,
-    )
+    out = bench_output(
+        "activity_bench.py",
+        "--items",
+        "12",
+        "--page-runs",
+        "5",
+        "--events",
+        "600",
+        "--single-events",
+        "20",
+        "--job-events",
+        "3000",
+        "--order-share",
+        "0.3",
+    )  # fmt: skip
 
-    assert done.returncode == 0, done.stdout + done.stderr
-    out = done.stdout
     assert re.search(r"batching writer: 600 events .* \(dropped 0, failed 0\)", out)
     assert "one insert per event: 20 events" in out
     assert "product page p50: logging on" in out

@@ -9,13 +9,9 @@ and so do the theater ones.
 """
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
-from django.conf import settings
+from tests.processes import bench_output
 
-RUN = Path(settings.BASE_DIR) / "bench" / "run.py"
 TABLE_ROWS = (
     "Runtime",
     "Mean",
@@ -34,21 +30,15 @@ TABLE_ROWS = (
 SEED_OPS = {"cart": "20", "theater": "7"}
 
 
-def run_bench(tmp_path, *args: str) -> tuple[subprocess.CompletedProcess, list]:
+def run_bench(tmp_path, *args: str) -> tuple[str, list]:
+    """What ``bench/run.py --quick`` printed, and its figures per level."""
     figures = tmp_path / "figures.json"
-    done = subprocess.run(
-        [sys.executable, str(RUN), "--quick", *args, "--json", str(figures)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=settings.BASE_DIR,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    lines = done.stdout.splitlines()
+    out = bench_output("run.py", "--quick", *args, "--json", str(figures))
+    lines = out.splitlines()
     for row in TABLE_ROWS:
         assert any(line.startswith(row) for line in lines), row
     (scenario,) = json.loads(figures.read_text())["runs"]
-    return done, scenario["results"]
+    return out, scenario["results"]
 
 
 # At most this many commands between two flows of one run. Services: a
@@ -96,17 +86,17 @@ def assert_sound(result: dict, scenario: str, output: str) -> None:
 
 
 def test_quick_cart_runs_at_every_level_with_their_ratios_and_searches(tmp_path):
-    done, results = run_bench(
+    out, results = run_bench(
         tmp_path, "--search", "--scenario", "cart", "--level", "raw,services,http"
     )
 
     assert [r["level"] for r in results] == ["raw", "services", "http"]
     for result in results:
-        assert_sound(result, "cart", done.stdout)
-        assert f"Highest rate with p99 <= 100 ms ({result['level']}" in done.stdout
+        assert_sound(result, "cart", out)
+        assert f"Highest rate with p99 <= 100 ms ({result['level']}" in out
     assert results[0]["ops_per_flow"] == {SEED_OPS["cart"]: results[0]["users"]}
-    assert "flows/s ratio services/raw:" in done.stdout
-    assert "flows/s ratio http/raw:" in done.stdout
+    assert "flows/s ratio services/raw:" in out
+    assert "flows/s ratio http/raw:" in out
     # The web workers were measured, and their commands counted per request.
     http = results[2]
     assert http["web_peak_kib"] and http["web_cpu_share"] is not None
@@ -114,34 +104,34 @@ def test_quick_cart_runs_at_every_level_with_their_ratios_and_searches(tmp_path)
 
 
 def test_quick_contended_cart_sells_every_unit_once_at_every_level(tmp_path):
-    done, results = run_bench(
+    out, results = run_bench(
         tmp_path, "--scenario", "cart-contended", "--level", "raw,services,http"
     )
 
     assert [r["level"] for r in results] == ["raw", "services", "http"]
     for result in results:
-        assert_sound(result, "cart-contended", done.stdout)
+        assert_sound(result, "cart-contended", out)
 
 
 def test_quick_theater_runs_at_every_level_with_their_ratios(tmp_path):
     # No search here: the cart test covers it, and time is short.
-    done, results = run_bench(
+    out, results = run_bench(
         tmp_path, "--scenario", "theater", "--level", "raw,services,http"
     )
 
     assert [r["level"] for r in results] == ["raw", "services", "http"]
     for result in results:
-        assert_sound(result, "theater", done.stdout)
+        assert_sound(result, "theater", out)
     assert results[0]["ops_per_flow"] == {SEED_OPS["theater"]: results[0]["users"]}
-    assert "flows/s ratio http/raw:" in done.stdout
+    assert "flows/s ratio http/raw:" in out
     assert set(results[2]["actions"]) >= {"view_seats", "hold_seats", "checkout"}
 
 
 def test_quick_contended_theater_sells_every_seat_once_at_every_level(tmp_path):
-    done, results = run_bench(
+    out, results = run_bench(
         tmp_path, "--scenario", "theater-contended", "--level", "raw,services,http"
     )
 
     assert [r["level"] for r in results] == ["raw", "services", "http"]
     for result in results:
-        assert_sound(result, "theater-contended", done.stdout)
+        assert_sound(result, "theater-contended", out)

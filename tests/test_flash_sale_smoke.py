@@ -7,34 +7,12 @@ not. Speed is not asserted here (figures belong to bench/RESULTS.md).
 """
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
-from django.conf import settings
-
-RUN = Path(settings.BASE_DIR) / "bench" / "run.py"
+from tests.processes import bench_output
 
 
 def run_sale(*args: str) -> str:
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(RUN),
-            "--quick",
-            "--shoppers",
-            "24",
-            "--units",
-            "10",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=settings.BASE_DIR,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
+    return bench_output("run.py", "--quick", "--shoppers", "24", "--units", "10", *args)
 
 
 def test_a_quick_flash_sale_sells_out_exactly_and_says_how_fast():
