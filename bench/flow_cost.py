@@ -229,7 +229,10 @@ def main(argv: list[str] | None = None) -> None:
     chosen = [name.strip() for name in args.level.split(",") if name.strip()]
     unknown = [name for name in chosen if name not in LEVELS]
     if unknown or not chosen or args.flows < 1 or args.batches < 1 or args.warm < 0:
-        parser.error(f"levels are {', '.join(LEVELS)}; flows and batches >= 1")
+        parser.error(
+            f"levels are {', '.join(LEVELS)}; --flows and --batches at least 1, "
+            "--warm at least 0"
+        )
 
     census = None
     if args.census:
