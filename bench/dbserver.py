@@ -147,14 +147,19 @@ def reset_peak_rss(pid: int | None) -> bool:
 
 
 def cpu_seconds(pid: int | None) -> float | None:
-    """User + system CPU time the process has used so far."""
+    """User + system CPU time the process has used so far, in steps of one
+    clock tick (``CPU_TICK``): the kernel charges a tick to whichever process
+    it finds running, so a figure of a few ticks is a sample, not a sum."""
     if pid is None:
         return None
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) * CPU_TICK
+
+
+CPU_TICK = 1 / os.sysconf("SC_CLK_TCK")
 
 
 @contextmanager

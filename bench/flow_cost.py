@@ -160,6 +160,10 @@ def measure(level_name: str, run: RunSpec, args, census: Census | None) -> None:
             target.drop(db_name)
 
 
+# Below this many clock ticks a batch's daemon CPU is flagged as too coarse.
+COARSE_TICKS = 20
+
+
 def _batch(level_name, workload, db, run, target, args, census, users) -> str:
     """``args.flows`` flows one after another (the census counting, if any),
     the batch writers flushed inside the window; what they cost per flow."""
@@ -178,11 +182,14 @@ def _batch(level_name, workload, db, run, target, args, census, users) -> str:
     if census is not None:
         census.counting = False
     per = 1000 / args.flows
-    daemon = (
-        "n/a"
-        if daemon0 is None or daemon1 is None
-        else f"{(daemon1 - daemon0) * per:.2f} ms"
-    )
+    if daemon0 is None or daemon1 is None:
+        daemon = "n/a"
+    else:
+        daemon = f"{(daemon1 - daemon0) * per:.2f} ms"
+        if daemon1 - daemon0 < COARSE_TICKS * dbserver.CPU_TICK:
+            # /proc counts CPU in sampled clock ticks: on a short batch the
+            # figure may be off by a tick or two, even read as zero.
+            daemon += f" (under {COARSE_TICKS} clock ticks: run more --flows)"
     outcomes = ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items()))
     return (
         f"{args.flows} flows ({outcomes}); per flow: wall {wall * per:.2f} ms, "
