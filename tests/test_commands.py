@@ -173,9 +173,10 @@ def test_serve_restarts_a_dead_database_and_pages_recover(tmp_path):
     port = free_port()
     env = command_env(tmp_path)
     serve = subprocess.Popen(
-        # A 3 s back-off holds the outage open long enough to be seen.
+        # A 10 s back-off holds the outage open while both pages are asked
+        # for, however slowly a loaded machine answers them (2 x 4 s).
         [sys.executable, MANAGE, "serve", "--no-demo", "--port", str(port)]
-        + ["--db-restart-backoff", "3"],
+        + ["--db-restart-backoff", "10"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -194,13 +195,14 @@ def test_serve_restarts_a_dead_database_and_pages_recover(tmp_path):
             assert time.monotonic() < deadline, "the daemon did not die"
             os.sched_yield()
 
-        # Well inside the 3 s back-off, so the answer is the outage's; a
-        # loaded CI machine once took 1.02 s to render it.
+        # Inside the back-off, so the answer is the outage's, and at once:
+        # the embedded URI's short server selection, not the driver's 30 s
+        # (a loaded CI machine once took 1.02 s to render it).
         status, body, took = _timed_get(f"{site}/")
-        assert (status, took < 2.0) == (503, True), (status, took)
+        assert (status, took < 4.0) == (503, True), (status, took)
         assert "Back in a moment" in body
         status, body, took = _timed_get(f"{site}/healthz")
-        assert (status, took < 2.0) == (503, True), (status, took)
+        assert (status, took < 4.0) == (503, True), (status, took)
         assert json.loads(body)["checks"]["mongodb"].startswith("unreachable")
 
         _wait_until_serving(f"{site}/", serve, within=60)

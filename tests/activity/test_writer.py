@@ -50,8 +50,9 @@ def test_a_full_batch_is_written_without_waiting_for_the_interval(mongo_db):
 
     assert sink.done.wait(10), "the thread did not flush a full batch"
     assert len(logged(mongo_db)) == 5
-    assert writer.stats().written == 5
+    # The thread counts the batch once the sink has returned: join it first.
     writer.stop()
+    assert writer.stats().written == 5
 
 
 def test_the_interval_flushes_a_part_batch(mongo_db):
@@ -153,9 +154,10 @@ def test_a_stalled_database_drops_events_with_a_count_and_blocks_no_one(
 
     stats = writer.stats()
     assert (stats.queued, stats.dropped, stats.written) == (10, 20, 0)
-    # Each request waited at most its budget for room, never for the server
-    # (which keeps the thread for seconds).
-    assert max(waits) < budget + 0.25
+    # Each request waited about its budget for room, never for the server,
+    # which keeps the thread for its 3 s socket timeout (the bound leaves a
+    # loaded machine room to deschedule a put without hiding such a wait).
+    assert max(waits) < 1.0
     writer.stop(timeout=15)
     stats = writer.stats()
     # Every event is accounted for: the stalled batch and the queue failed.

@@ -1,6 +1,7 @@
 """The seat map in Chromium: drawn as a grid, usable from the keyboard."""
 
 import pytest
+from playwright.sync_api import expect
 
 from booking import services
 from tests.booking.factories import make_session, make_theater
@@ -16,6 +17,13 @@ def focused(page) -> dict:
                     tabIndex: el.tabIndex};
         }"""
     )
+
+
+def map_ready(page) -> None:
+    """Wait for static/js/seatmap.js to have set up the drawn grid (its
+    roving tab stop and keys): htmx announces a swapped map a moment after
+    the new seats are in the page, and only then is the grid set up."""
+    expect(page.locator("#seat-map [data-seat-grid][data-ready]")).to_have_count(1)
 
 
 def tab_stops(page) -> int:
@@ -79,6 +87,7 @@ def test_the_map_refresh_shows_another_carts_hold_and_keeps_focus(page):
     page.wait_for_selector(
         '#seat-0-6[aria-label="Row A, seat 6, Stalls, £35, taken"]', timeout=10_000
     )
+    map_ready(page)
     assert focused(page)["id"] == "seat-0-5"
     assert tab_stops(page) == 1
     page.keyboard.press("ArrowRight")
