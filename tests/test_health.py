@@ -50,9 +50,7 @@ def web_worker_timeout(settings):
 
 
 @pytest.mark.django_db
-def test_a_page_answers_503_at_once_while_mongo_is_down(
-    client, web_worker_timeout
-):
+def test_a_page_answers_503_at_once_while_mongo_is_down(client, web_worker_timeout):
     mongo.connect(_unreachable_embedded_uri())
 
     started = time.monotonic()
