@@ -131,6 +131,10 @@ class OrderFilterForm(forms.Form):
             # only be hand-made, and cannot be compared with the orders'.
             if at is None or at.tzinfo is None:
                 raise forms.ValidationError("That page link is broken.")
+            # Like the dates, inside the range whose windows stay in the
+            # calendar (a cursor is only ever written by a page).
+            if not EARLIEST <= at.date() <= LATEST:
+                raise forms.ValidationError("That page link is broken.")
         return value
 
     def clean(self):

@@ -26,10 +26,10 @@ from staff.selectors.performances import (
     recent_scans,
     staff_seat_map,
 )
-from staff.services.actions import staff_release_cart
 from staff.services.boxoffice import (
     staff_admit,
     staff_block_seats,
+    staff_release_seat_hold,
     staff_schedule_performance,
     staff_sell_seats,
     staff_unblock_seats,
@@ -140,6 +140,7 @@ def seat_map(request, session_id):
 
 
 def _back_to_map(request, exc, session_id, **kwargs):
+    _performance_or_404(session_id)  # no such performance: no map to go back to
     messages.error(request, exc.message)
     return redirect("staff:seat_map", session_id=session_id)
 
@@ -149,8 +150,11 @@ def _back_to_map(request, exc, session_id, **kwargs):
 @answers_refusals(_back_to_map)
 def seat_map_release(request, session_id, cart_id):
     form = valid(ReasonForm(request.POST))
-    staff_release_cart(
-        user=request.user, cart_id=cart_id, reason=form.cleaned_data["reason"]
+    staff_release_seat_hold(
+        user=request.user,
+        session_id=session_id,
+        cart_id=cart_id,
+        reason=form.cleaned_data["reason"],
     )
     messages.success(
         request,
@@ -260,6 +264,7 @@ def check_in_counter(request, session_id):
 
 
 def _undo_refused(request, exc, session_id):
+    _performance_or_404(session_id)  # no such performance: no page to go back to
     messages.error(request, exc.message)
     return redirect("staff:check_in", session_id=session_id)
 

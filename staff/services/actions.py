@@ -8,7 +8,8 @@ from django_q.models import Schedule
 from django_q.tasks import async_task
 
 from config.errors import DomainError
-from shop.documents import ACTIVE
+from shop.documents import ACTIVE, PAID, REFUNDING, Order
+from shop.errors import OrderNotFound
 from shop.services.expiry import cart_release
 from shop.services.orders import order_cancel
 from staff.services.audit import acting_as, audit_record
@@ -34,10 +35,19 @@ def staff_refund_order(*, user, number: str, reason: str, now=None):
 
     Invariant: the same as order_cancel's (money back once, seats and units
     back on sale once); the audit trail gets the staff action and, through
-    the shop, each state change, all with this user and reason.
+    the shop, each state change, all with this user and reason. Refused
+    before anything is recorded when there is nothing to refund (not paid
+    yet, or canceled or refunded already); a refund left half-way
+    (``refunding``) is finished.
     """
     reason = _reason(reason)
     now = now or timezone.now()
+    raw = Order.coll().find_one({"number": number}, {"state": 1})
+    if raw is None:
+        raise OrderNotFound()
+    if raw["state"] not in (PAID, REFUNDING):
+        state = raw["state"].replace("_", " ")
+        raise StaffActionRefused(f"This order is {state}: there is nothing to refund.")
     with acting_as(actor_of(user), reason):
         audit_record(
             action="staff refund requested",

@@ -10,16 +10,28 @@ from decimal import Decimal
 
 from django.utils import timezone
 
+from booking.selectors import cart_holds
 from booking.services.blocks import seats_block, seats_unblock
 from booking.services.layouts import session_schedule
 from booking.values import Seat, SeatBlock
 from shop.documents import Order
 from shop.services.admissions import Admission, ticket_admission_undo, ticket_admit
 from shop.services.box_office import box_office_sell
-from staff.services.actions import actor_of
+from staff.services.actions import StaffActionRefused, actor_of, staff_release_cart
 from staff.services.audit import acting_as, audit_record
 
 SESSION = "session"
+
+
+def staff_release_seat_hold(*, user, session_id: str, cart_id: str, reason: str):
+    """``staff_release_cart`` from a performance's seat map, for a cart that
+    holds seats of this performance: a page gone stale (its hold ended, or
+    the id was changed by hand) must not release some other cart. The
+    whole cart is released, as when its hold time runs out (one hold time
+    per cart, for its seats and its goods alike)."""
+    if not any(hold.session_id == session_id for hold in cart_holds(cart_id=cart_id)):
+        raise StaffActionRefused("That cart holds no seat of this performance now.")
+    return staff_release_cart(user=user, cart_id=cart_id, reason=reason)
 
 
 def staff_schedule_performance(

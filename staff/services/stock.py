@@ -16,6 +16,13 @@ from staff.services.audit import audit_record
 SKU = "sku"
 
 
+def _catalog_sku(sku: str) -> None:
+    """The staff stock actions take a SKU of the catalog, never another stock
+    location's id (a store's ``<sku>@<store>``) that the ledger would take."""
+    if not sku_exists(sku=sku):
+        raise UnknownSku()
+
+
 def _free(sku: str) -> str | None:
     level = stock_level(sku=sku)
     return None if level is None else f"{level.free} free"
@@ -60,8 +67,7 @@ def staff_receive_stock(
     SKU the catalog has (UnknownSku otherwise: a typo never opens stock).
     ``key``: the form's, so that sending it twice receives once
     (AlreadyRecorded, and no second audit entry)."""
-    if not sku_exists(sku=sku):
-        raise UnknownSku()
+    _catalog_sku(sku)
     return _ledgered(
         user,
         sku,
@@ -77,7 +83,9 @@ def staff_adjust_stock(
 ) -> int:
     """Adjust by ``delta`` units with a reason (damaged, count correction);
     refused (FreeStockShort) when free stock would go negative. ``key``: as
-    ``staff_receive_stock``'s."""
+    ``staff_receive_stock``'s. Only a SKU of the catalog (UnknownSku): a
+    store's stock is counted, not adjusted here (``staff_set_store_stock``)."""
+    _catalog_sku(sku)
     return _ledgered(
         user,
         sku,
@@ -89,6 +97,9 @@ def staff_adjust_stock(
 
 
 def staff_set_threshold(*, user, sku: str, threshold: int | None) -> None:
+    """A SKU's own low-stock threshold (None: the default); UnknownSku for
+    anything but a SKU of the catalog."""
+    _catalog_sku(sku)
     stock_threshold_set(sku=sku, threshold=threshold)
     audit_record(
         action="low-stock threshold set",

@@ -206,6 +206,27 @@ def test_the_tickets_files_need_the_link_or_the_owner(client, mongo_db, show):
     assert stranger.get(f"{link}tickets.pdf").status_code == 200
 
 
+def test_an_accounts_ticket_files_are_its_own(client, mongo_db, show, ada):
+    from django.contrib.auth import get_user_model
+
+    from tests.accounts.conftest import PASSWORD
+
+    assert client.login(username=ada.email, password=PASSWORD)
+    order, link = buy_seats(client, mongo_db, show, seats=("0-0",))
+    number = order["number"]
+    mine = [f"/orders/{number}/tickets.pdf", f"/orders/{number}/{show}.ics"]
+    get_user_model().objects.create_user("eve@example.com", "eve@example.com", PASSWORD)
+    eve = Client()
+    assert eve.login(username="eve@example.com", password=PASSWORD)
+
+    assert [client.get(url).status_code for url in mine] == [200, 200]
+    # Another account, logged in, is told no such order.
+    assert [eve.get(url).status_code for url in mine] == [404, 404]
+    # And the link's token is the whole key: a wrong one finds nothing.
+    assert eve.get(f"/orders/{number}/{'x' * 32}/{show}.ics").status_code == 404
+    assert eve.get(f"{link}{show}.ics").status_code == 200
+
+
 def test_a_checkout_finished_after_a_crash_sends_the_confirmation_once(
     mongo_uri, mongo_db, mail_dir
 ):

@@ -235,6 +235,54 @@ def test_a_post_without_csrf_token_is_refused_and_changes_nothing(mongo_db, prod
     assert stock_level(sku=product).free == 100
 
 
+def test_every_shopper_post_without_its_csrf_token_is_refused_and_changes_nothing(
+    mongo_db, product
+):
+    # A shopper with a paid order and a live cart; then a forged request
+    # from another site carries the shopper's cookies but not the token.
+    shopper = Client()
+    add(shopper)
+    shopper.post("/checkout/", checkout_data(the_cart(mongo_db)["_id"]))
+    (order,) = mongo_db.orders.find()
+    add(shopper, quantity="1")
+    forged = Client(enforce_csrf_checks=True)
+    forged.cookies = shopper.cookies
+
+    def state():
+        return (
+            list(mongo_db.carts.find()),
+            list(mongo_db.orders.find()),
+            stock_level(sku=product).free,
+            User.objects.count(),
+            dict(shopper.session.items()),
+        )
+
+    before = state()
+    live = next(c for c in before[0] if c["state"] == ACTIVE)["_id"]
+    posts = {
+        "/cart/update/": {"sku": product, "quantity": "5"},
+        "/cart/remove/": {"sku": product},
+        "/cart/clear/": {},
+        "/cart/extend/": {},
+        "/cart/tickets/remove/": {"session": "0" * 24},
+        "/checkout/": checkout_data(live),
+        f"/orders/{order['number']}/cancel/": {},
+        "/location/": {"location": "London"},
+        "/accounts/signup/": {
+            "email": "eve@example.com",
+            "password1": "a long new password 1",
+            "password2": "a long new password 1",
+        },
+        "/accounts/claim/": {"email": "ada@example.com"},
+    }
+    for url, data in posts.items():
+        response = forged.post(url, data)
+        assert response.status_code == 403, url
+        assert "CSRF" in response.content.decode(), url
+
+    assert state() == before
+
+
 def test_checkout_page_shows_the_form_for_the_shoppers_cart(client, mongo_db, product):
     add(client)
 

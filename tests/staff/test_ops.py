@@ -147,6 +147,29 @@ def test_the_staff_seat_map_shows_each_seat_and_releases_a_carts_hold(
     assert entry["reason"] == "phone call: customer left"
 
 
+def test_a_seat_map_releases_only_a_cart_holding_seats_of_its_performance(
+    box, show, mongo_db
+):
+    macbeth = make_show(show="Macbeth", hall="Other Hall")
+    cart_hold_seats(owner="anon:bob", session_id=macbeth, seats=((0, 0),))
+    elsewhere = mongo_db.carts.find_one({"owner": "anon:bob"})["_id"]
+    reason = {"reason": "stale page"}
+
+    # From Hamlet's map, a cart that holds only Macbeth's seats: refused.
+    wrong_map = reverse("staff:seat_map_release", args=[show, elsewhere])
+    answer = box.post(wrong_map, reason, follow=True)
+    assert "That cart holds no seat of this performance now." in answer.content.decode()
+    assert mongo_db.carts.find_one({"_id": elsewhere})["state"] == "active"
+    assert mongo_db.audit.count_documents({"action": "staff released cart"}) == 0
+
+    # A performance that does not exist: nothing to release from.
+    unknown = reverse("staff:seat_map_release", args=[str(ObjectId()), elsewhere])
+    assert box.post(unknown, reason).status_code == 404
+    undo = reverse("staff:check_in_undo", args=[str(ObjectId())])
+    assert box.post(undo, {"code": "X" * 12, "reason": "r"}).status_code == 404
+    assert mongo_db.carts.find_one({"_id": elsewhere})["state"] == "active"
+
+
 def test_check_in_admits_once_counts_refuses_and_undoes(box, show, mongo_db):
     macbeth = make_show(show="Macbeth", hall="Other Hall")
     other = pay("anon:x", session=macbeth, seats=[(0, 0)])
@@ -297,6 +320,28 @@ def test_an_unknown_sku_is_not_received_and_has_no_page(manager, mongo_db):
     assert response.status_code == 404
     assert mongo_db.inventories.count_documents({"_id": "NO-SUCH"}) == 0
     assert manager.get(reverse("staff:stock_sku", args=["NO-SUCH"])).status_code == 404
+
+
+def test_a_stores_stock_is_counted_not_adjusted_through_the_skus_forms(
+    manager, product, mongo_db
+):
+    store_save(store_id="s1", name="Soho", group="g", lng=-0.13, lat=51.51)
+    manager.post(
+        reverse("staff:stock_store", args=[product]), {"store": "s1", "quantity": "9"}
+    )
+    location = f"{product}@s1"  # the store's stock location: not a SKU
+    ledger = mongo_db.stock_ledger.count_documents({})
+
+    adjust = reverse("staff:stock_adjust", args=[location])
+    write_off = {"kind": "damaged", "delta": "-5", "note": "x", "key": key()}
+    threshold = reverse("staff:stock_threshold", args=[location])
+
+    assert manager.post(adjust, write_off).status_code == 404
+    assert manager.post(threshold, {"threshold": "3"}).status_code == 404
+    assert mongo_db.inventories.find_one({"_id": location})["quantity"] == 9
+    assert mongo_db.stock_ledger.count_documents({}) == ledger
+    assert mongo_db.stock_thresholds.count_documents({}) == 0
+    assert mongo_db.audit.count_documents({"object_id": location}) == 0
 
 
 def key() -> str:

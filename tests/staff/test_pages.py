@@ -116,7 +116,9 @@ def test_filters_and_pages(admin, product, show):
             "after": "2024-01-01T10:00:00|0123456789abcdef01234567",
             "until": "2024-01-02",
         },
-        # Dates whose day either side leaves the calendar.
+        # Dates whose day either side leaves the calendar, and such cursors.
+        {"after": "0001-01-01T00:00:00+00:00|0123456789abcdef01234567"},
+        {"after": "9999-12-31T23:59:59+00:00|0123456789abcdef01234567"},
         {"until": "9999-12-31"},
         {"until": "0001-01-01"},
         {"since": "0001-01-01"},
@@ -187,9 +189,31 @@ def test_refunding_an_unknown_or_unpaid_order(admin, mongo_db, product):
     response = admin.post(
         reverse("staff:order_refund", args=[order.number]), {"reason": "x"}
     )
-    # Canceled already: order_cancel returns it unchanged; nothing refunded.
-    assert response.status_code == 302
+    # Canceled already: refused, nothing refunded and nothing recorded.
+    assert response.status_code == 409
+    assert "This order is canceled: there is nothing to refund." in (
+        response.content.decode()
+    )
     assert mongo_db.orders.find_one({"_id": order.pk})["state"] == "canceled"
+    assert mongo_db.audit.count_documents({"object_id": order.number}) == 1  # paid
+
+
+def test_a_refund_sent_twice_refunds_once_and_is_recorded_once(
+    admin, mongo_db, product
+):
+    order = pay("anon:ann", sku=product)
+    url = reverse("staff:order_refund", args=[order.number])
+
+    assert admin.post(url, {"reason": "customer asked"}).status_code == 302
+    again = admin.post(url, {"reason": "customer asked"})
+
+    assert again.status_code == 409
+    assert "This order is refunded: there is nothing to refund." in (
+        again.content.decode()
+    )
+    assert mongo_db.orders.find_one({"_id": order.pk})["state"] == "refunded"
+    requests = {"object_id": order.number, "action": "staff refund requested"}
+    assert mongo_db.audit.count_documents(requests) == 1
 
 
 def test_release_a_live_cart_returns_its_units_and_seats(
