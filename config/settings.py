@@ -328,6 +328,12 @@ THROTTLE_PER_ADDRESS = int(os.environ.get("MARQUEE_THROTTLE_ADDRESS", "120"))
 # Account emails (password reset, order claim) per account per hour: a
 # form anyone may post must not become a way to flood someone's inbox.
 ACCOUNT_EMAILS_PER_HOUR = int(os.environ.get("MARQUEE_ACCOUNT_EMAILS_PER_HOUR", "3"))
+# On logging in, the orders this browser placed anonymously in the last so
+# many minutes become the account's. Older ones (a shared computer's
+# earlier customer, say) stay where they are, claimable by their email.
+ORDERS_FOLLOW_LOGIN_MINUTES = int(
+    os.environ.get("MARQUEE_ORDERS_FOLLOW_LOGIN_MINUTES", "60")
+)
 # Behind a reverse proxy: the header it sets with the client's address
 # (e.g. HTTP_X_REAL_IP); unset: REMOTE_ADDR.
 CLIENT_IP_HEADER = os.environ.get("MARQUEE_CLIENT_IP_HEADER") or None

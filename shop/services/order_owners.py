@@ -1,12 +1,17 @@
 """Orders of no account become an account's: on login (the same browser
-placed them) or by their email (proven by a link sent to it, see accounts).
+placed them, lately) or by their email (proven by a link sent to it, see
+accounts).
 
 Orders of no account are a shopper's anonymous ones and the box office's
 (sold at the counter to a named customer, shop/services/box_office.py); a
 box-office order can only be claimed by its email."""
 
+from datetime import datetime, timedelta
+
+from django.conf import settings
+
 from shop.documents import PENDING_PAYMENT
-from shop.services.common import orders
+from shop.services.common import orders, utcnow
 
 ANONYMOUS = "anon:"
 BOX_OFFICE = "boxoffice:"
@@ -32,12 +37,21 @@ def _attach(query: dict, to_owner: str) -> int:
     return orders().update_many(guard, {"$set": {"owner": to_owner}}).modified_count
 
 
-def orders_attach(*, from_owner: str, to_owner: str) -> int:
-    """The orders of an anonymous shopper (``anon:<token>``) are the
-    account's from now on. Returns how many moved."""
+def orders_attach(
+    *, from_owner: str, to_owner: str, now: datetime | None = None
+) -> int:
+    """The recent orders of an anonymous shopper (``anon:<token>``, this
+    browser) are the account's from now on: those placed in the last
+    ``ORDERS_FOLLOW_LOGIN_MINUTES``. A browser keeps its anonymous shopper
+    for weeks, and on a shared computer the next person to log in is not
+    the one who bought; older orders wait for their email's claim
+    (``orders_attach_by_email``). Returns how many moved."""
     if not isinstance(from_owner, str) or not from_owner.startswith(ANONYMOUS):
         return 0
-    return _attach({"owner": {"$eq": from_owner}}, to_owner)
+    since = utcnow(now) - timedelta(minutes=settings.ORDERS_FOLLOW_LOGIN_MINUTES)
+    return _attach(
+        {"owner": {"$eq": from_owner}, "created_at": {"$gte": since}}, to_owner
+    )
 
 
 def orders_attach_by_email(*, email: str, to_owner: str) -> int:

@@ -2,6 +2,7 @@
 anonymous cart and orders that become the account's."""
 
 import re
+from datetime import timedelta
 
 from django.contrib.auth.models import User
 from django.test import Client
@@ -274,8 +275,16 @@ def test_a_claim_link_works_only_for_its_account(client, ada, mongo_db, mail_dir
     assert mongo_db.orders.find_one({"_id": order["_id"]})["owner"].startswith("anon:")
 
 
-def test_logging_in_attaches_the_orders_this_browser_placed(client, ada, mongo_db):
+def test_logging_in_attaches_the_orders_this_browser_placed(
+    client, ada, mongo_db, settings
+):
+    settings.ORDERS_FOLLOW_LOGIN_MINUTES = 60
     make_product(sku="SNKR-42")
+    yesterday = buy(client, mongo_db, email="someone@example.com")
+    mongo_db.orders.update_one(
+        {"_id": yesterday["_id"]},
+        {"$set": {"created_at": yesterday["created_at"] - timedelta(hours=20)}},
+    )
     earlier = buy(client, mongo_db, email="typo@example.com")
     elsewhere = buy(Client(), mongo_db, email="typo@example.com")
 
@@ -285,7 +294,13 @@ def test_logging_in_attaches_the_orders_this_browser_placed(client, ada, mongo_d
     assert mongo_db.orders.find_one({"_id": earlier["_id"]})["owner"] == owner
     # Another browser's order, even with the same email, stays its own.
     assert mongo_db.orders.find_one({"_id": elsewhere["_id"]})["owner"] != owner
-    assert earlier["number"] in client.get("/orders/").content.decode()
+    # This browser's order of yesterday, perhaps another person's on a
+    # shared computer, stays anonymous: its email may claim it.
+    kept = mongo_db.orders.find_one({"_id": yesterday["_id"]})["owner"]
+    assert kept.startswith("anon:")
+    mine = client.get("/orders/").content.decode()
+    assert f'href="/orders/{earlier["number"]}/"' in mine
+    assert f'href="/orders/{yesterday["number"]}/"' not in mine
 
 
 def test_an_order_placed_in_capitals_is_the_accounts_to_claim(
