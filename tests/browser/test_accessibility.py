@@ -1,0 +1,111 @@
+"""Every kind of page, the shopper's and the staff's, checked by axe-core (the
+copy the axe-playwright-python package carries) in Chromium, with real data
+on it: no violation of WCAG 2.1 level A or AA. The shopper's pages are
+checked at a desktop's width and at a phone's.
+
+axe finds what a machine can (names, labels, contrast, structure, ARIA);
+keyboard use and focus are the other browser tests' (test_seat_map,
+test_toasts)."""
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import expect
+
+from catalog.services.summaries import summary_rebuild
+from staff.roles import ADMINISTRATOR, create_staff
+from tests.browser.test_cart_checkout import fill_checkout
+from tests.shop.factories import GOOD_CARD, make_product, make_show
+from tests.staff.conftest import pay
+
+pytestmark = pytest.mark.browser
+
+WCAG_A_AA = {
+    "runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}
+}
+PHONE = {"width": 375, "height": 740}
+STAFF_EMAIL, STAFF_PASSWORD = "admin@example.com", "admin-pw-123"
+
+
+def violations(page) -> list[str]:
+    """axe's violations on the page as it is now, one readable line each."""
+    found = Axe().run(page, options=WCAG_A_AA).response["violations"]
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']}; "
+        + ", ".join(str(node["target"]) for node in v["nodes"][:5])
+        for v in found
+    ]
+
+
+def test_axe_reports_what_is_planted_in_a_page(page):
+    """The check below could pass by not running at all: it must see these."""
+    page.goto("/accounts/login/")
+    page.evaluate(
+        """() => document.querySelector('main').insertAdjacentHTML('beforeend',
+        '<img src="x.png"><input type="text">'
+        + '<p style="color:#777;background:#888">faint</p>')"""
+    )
+
+    found = {line.split(" ")[0] for line in violations(page)}
+
+    assert found == {"image-alt", "label", "color-contrast"}
+
+
+def test_every_kind_of_page_has_no_wcag_a_or_aa_violation(new_page):
+    sku = make_product(sku="SNKR-1", title="JC Sneaker", price="89.00", stock=50)
+    summary_rebuild(item_id=f"item-{sku}")
+    show = make_show()
+    paid = pay("anon:ann", sku=sku, session=show, seats=[(0, 0)])
+    create_staff(email=STAFF_EMAIL, role=ADMINISTRATOR, password=STAFF_PASSWORD)
+    found: dict[str, list[str]] = {}
+
+    def check(page, url: str, label: str = "") -> None:
+        if url:
+            page.goto(url)
+        found[f"{label or url} at {page.viewport_size['width']}px"] = violations(page)
+
+    shopper = new_page()
+    browsing = ["/", "/c/Shoes/", f"/p/item-{sku}/", f"/sessions/{show}/", "/stores/"]
+    for url in browsing + ["/accounts/login/", "/accounts/signup/"]:
+        check(shopper, url)
+    # A cart of goods and seats, its checkout, and the order page after paying.
+    shopper.goto(f"/p/item-{sku}/")
+    shopper.get_by_role("button", name="Add to cart").first.click()
+    expect(shopper.locator("#cart-badge .badge-count")).to_have_text("1")
+    shopper.goto(f"/sessions/{show}/")
+    shopper.locator("#seat-0-2").click()
+    expect(shopper.locator("#cart-badge .badge-count")).to_have_text("2")
+    for url in ["/cart/", "/checkout/"]:
+        check(shopper, url)
+    shopper.set_viewport_size(PHONE)
+    for url in browsing + ["/cart/", "/checkout/"]:
+        check(shopper, url)
+    fill_checkout(shopper, GOOD_CARD)
+    shopper.get_by_role("button", name="Pay £124.00").click()
+    expect(shopper.get_by_role("heading", name="Your tickets")).to_be_visible()
+    check(shopper, "", "the order page")
+
+    staff = new_page()
+    staff.goto("/accounts/login/")
+    staff.get_by_label("Email").fill(STAFF_EMAIL)
+    staff.get_by_label("Password").fill(STAFF_PASSWORD)
+    staff.get_by_role("button", name="Log in").click()
+    expect(staff.get_by_role("heading", name="My orders")).to_be_visible()
+    for url in [
+        "/orders/",
+        "/staff/",
+        "/staff/orders/",
+        f"/staff/orders/{paid.number}/",
+        "/staff/carts/",
+        "/staff/jobs/",
+        "/staff/box-office/",
+        "/staff/box-office/schedule",
+        f"/staff/box-office/{show}/",
+        f"/staff/box-office/{show}/check-in",
+        "/staff/stock/",
+        "/staff/stock/low",
+        f"/staff/stock/{sku}/",
+    ]:
+        check(staff, url)
+
+    assert len(found) == 30
+    assert {page: lines for page, lines in found.items() if lines} == {}
