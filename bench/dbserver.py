@@ -28,6 +28,8 @@ from config.embedded import EmbeddedServer
 
 # serverStatus opcounters that are data operations (not hello, ping, ...).
 DATA_OPS = ("insert", "query", "update", "delete", "getmore")
+# /proc counts CPU time in these (1/100 s on most machines).
+CPU_TICK = 1 / os.sysconf("SC_CLK_TCK")
 
 
 class Target:
@@ -157,9 +159,6 @@ def cpu_seconds(pid: int | None) -> float | None:
     except OSError:
         return None
     return (int(fields[11]) + int(fields[12])) * CPU_TICK
-
-
-CPU_TICK = 1 / os.sysconf("SC_CLK_TCK")
 
 
 @contextmanager

@@ -48,6 +48,8 @@ LEVELS = ("raw", "services")
 READS = {"find", "aggregate", "count", "distinct", "getMore"}
 # Commands that are neither data reads nor writes of the flows.
 IGNORED = {"endSessions", "listIndexes", "createIndexes", "ping", "hello", "ismaster"}
+# Below this many clock ticks a batch's daemon CPU is flagged as too coarse.
+COARSE_TICKS = 20
 
 
 class Census(monitoring.CommandListener):
@@ -158,10 +160,6 @@ def measure(level_name: str, run: RunSpec, args, census: Census | None) -> None:
             if level.close is not None:
                 level.close(db)
             target.drop(db_name)
-
-
-# Below this many clock ticks a batch's daemon CPU is flagged as too coarse.
-COARSE_TICKS = 20
 
 
 def _batch(level_name, workload, db, run, target, args, census, users) -> str:

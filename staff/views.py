@@ -24,6 +24,7 @@ from staff.selectors.orders import (
     order_timeline,
 )
 from staff.services.actions import (
+    refundable,
     staff_refund_order,
     staff_release_cart,
     staff_run_job,
@@ -107,6 +108,7 @@ def _order_page(request, order, form, status=200):
             form=form,
             events=order_timeline(order),
             can_refund=request.user.has_perms(refund_permissions(kinds)),
+            refundable=refundable(order.state),
             section="orders",
         ),
         status=status,

@@ -155,10 +155,11 @@ def stores_near_with_stock(
 
     Two index-served steps: the SKU's store locations with units free (at
     most one per store: the very counters a collect line reserves from,
-    catalog.selectors.stock), then ``$geoNear`` over those stores. A single
-    ``$geoNear`` over the stock itself (its copied location) gives the same
-    answer on MongoDB, but a server without compound geo indexes scans every
-    store location for it. Raises UnknownSku.
+    catalog.selectors.stock), then ``$geoNear`` over those stores. (Store
+    stock once kept a copy of its store's location, and a single
+    ``$geoNear`` over it gave the same answer on MongoDB; a server without
+    compound geo indexes scanned every stock document for it.) Raises
+    UnknownSku.
     """
     if not Variant.coll().count_documents({"_id": sku}, limit=1):
         raise UnknownSku()

@@ -30,22 +30,30 @@ def _reason(reason: str) -> str:
     return reason[:500]
 
 
+def refundable(state: str) -> bool:
+    """Whether staff may refund an order in this state: paid, or a refund
+    left half-way (``refunding``), which the request finishes."""
+    return state in (PAID, REFUNDING)
+
+
 def staff_refund_order(*, user, number: str, reason: str, now=None):
     """Cancel and refund a paid order at any time (``order_cancel(staff=True)``).
 
     Invariant: the same as order_cancel's (money back once, seats and units
     back on sale once); the audit trail gets the staff action and, through
     the shop, each state change, all with this user and reason. Refused
-    before anything is recorded when there is nothing to refund (not paid
-    yet, or canceled or refunded already); a refund left half-way
-    (``refunding``) is finished.
+    before anything is recorded when there is nothing to refund (not
+    ``refundable``: not paid yet, or canceled or refunded already). The
+    request is recorded once per order, so two sent together (a double
+    click) leave one entry; a refund the provider failed stays
+    ``refunding``, recorded as such, and a later request finishes it.
     """
     reason = _reason(reason)
     now = now or timezone.now()
     raw = Order.coll().find_one({"number": number}, {"state": 1})
     if raw is None:
         raise OrderNotFound()
-    if raw["state"] not in (PAID, REFUNDING):
+    if not refundable(raw["state"]):
         state = raw["state"].replace("_", " ")
         raise StaffActionRefused(f"This order is {state}: there is nothing to refund.")
     with acting_as(actor_of(user), reason):
@@ -54,6 +62,7 @@ def staff_refund_order(*, user, number: str, reason: str, now=None):
             object_kind="order",
             object_id=number,
             at=now,
+            once_id=f"staff refund|{number}",
         )
         return order_cancel(number=number, staff=True, now=now)
 

@@ -10,6 +10,7 @@ from decimal import Decimal
 
 from django.utils import timezone
 
+from booking.errors import InvalidRequest
 from booking.selectors import cart_holds
 from booking.services.blocks import seats_block, seats_unblock
 from booking.services.layouts import session_schedule
@@ -29,7 +30,11 @@ def staff_release_seat_hold(*, user, session_id: str, cart_id: str, reason: str)
     the id was changed by hand) must not release some other cart. The
     whole cart is released, as when its hold time runs out (one hold time
     per cart, for its seats and its goods alike)."""
-    if not any(hold.session_id == session_id for hold in cart_holds(cart_id=cart_id)):
+    try:
+        holds = cart_holds(cart_id=cart_id)
+    except InvalidRequest:  # not even a cart id (the URL was edited)
+        holds = []
+    if not any(hold.session_id == session_id for hold in holds):
         raise StaffActionRefused("That cart holds no seat of this performance now.")
     return staff_release_cart(user=user, cart_id=cart_id, reason=reason)
 

@@ -9,6 +9,7 @@ import socket
 import pytest
 import zxingcpp
 from bson import ObjectId
+from django.contrib.auth import get_user_model
 from django.test import Client
 from django_q.models import Schedule
 from icalendar import Calendar
@@ -17,7 +18,7 @@ from pypdf import PdfReader
 from accounts.documents import SentEmail
 from accounts.tasks import send_order_email, send_order_emails
 from shop.printing import qr_code, qr_svg
-from tests.accounts.conftest import sent
+from tests.accounts.conftest import PASSWORD, sent
 from tests.shop.factories import make_show
 from tests.shop.test_views import checkout_data
 
@@ -207,10 +208,6 @@ def test_the_tickets_files_need_the_link_or_the_owner(client, mongo_db, show):
 
 
 def test_an_accounts_ticket_files_are_its_own(client, mongo_db, show, ada):
-    from django.contrib.auth import get_user_model
-
-    from tests.accounts.conftest import PASSWORD
-
     assert client.login(username=ada.email, password=PASSWORD)
     order, link = buy_seats(client, mongo_db, show, seats=("0-0",))
     number = order["number"]

@@ -154,9 +154,10 @@ def test_lines_of_a_cart_are_capped(mongo_db, show, settings):
 def one_window(monkeypatch):
     """The throttle counts in fixed windows of the real clock, so a test's
     requests that straddled a window's end would see the count start again.
-    Its clock is pinned mid-window (in the future: the TTL index must not
-    reap the counts while the test reads them)."""
-    fixed = datetime(2030, 1, 1, 12, 0, 30, tzinfo=UTC)
+    Its clock is pinned mid-window, a day ahead (the TTL index must not reap
+    the counts while the test reads them)."""
+    ahead = datetime.now(UTC) + timedelta(days=1)
+    fixed = ahead.replace(second=30, microsecond=0)
 
     class Pinned(datetime):
         @classmethod

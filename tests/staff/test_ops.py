@@ -162,6 +162,11 @@ def test_a_seat_map_releases_only_a_cart_holding_seats_of_its_performance(
     assert mongo_db.carts.find_one({"_id": elsewhere})["state"] == "active"
     assert mongo_db.audit.count_documents({"action": "staff released cart"}) == 0
 
+    # Not even a cart id (an edited URL): the same refusal.
+    not_a_cart = reverse("staff:seat_map_release", args=[show, "not a cart"])
+    answer = box.post(not_a_cart, reason, follow=True)
+    assert "That cart holds no seat of this performance now." in answer.content.decode()
+
     # A performance that does not exist: nothing to release from.
     unknown = reverse("staff:seat_map_release", args=[str(ObjectId()), elsewhere])
     assert box.post(unknown, reason).status_code == 404
