@@ -148,6 +148,31 @@ def reset_peak_rss(pid: int | None) -> bool:
     return True
 
 
+def machine_ticks() -> tuple[int, int, int] | None:
+    """The whole machine's CPU ticks since boot from /proc/stat: (busy, idle,
+    stolen). Busy is user, nice, system, irq and softirq time; idle counts
+    iowait too; stolen is what the host gave other guests while this one
+    wanted to run (a virtual machine's neighbours). None off Linux."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return None
+    user, nice, system, idle, iowait, irq, softirq, steal = map(int, fields[:8])
+    return user + nice + system + irq + softirq, idle + iowait, steal
+
+
+def machine_shares(
+    before: tuple[int, int, int] | None, after: tuple[int, int, int] | None
+) -> tuple[float, float, float] | None:
+    """(busy, idle, stolen) between two ``machine_ticks``, as shares of all
+    the machine's CPU time in between (they add up to 1)."""
+    if before is None or after is None:
+        return None
+    spent = [b - a for a, b in zip(before, after, strict=True)]
+    total = sum(spent)
+    return None if total <= 0 else tuple(part / total for part in spent)
+
+
 def cpu_seconds(pid: int | None) -> float | None:
     """User + system CPU time the process has used so far, in steps of one
     clock tick (``CPU_TICK``): the kernel charges a tick to whichever process

@@ -209,6 +209,10 @@ class Measures:
     # Round trips of a bare ``ping`` every PING_EVERY_S: the floor any
     # operation pays on this machine at that moment.
     ping: Summary | None
+    # The whole machine's CPU over the load, as shares (busy, idle, stolen
+    # by the host for other guests): a run that ran short of CPU says so,
+    # and whether its own processes or the host's neighbours took it.
+    machine: tuple[float, float, float] | None = None
     # The level's own server processes (web workers), when it has some:
     # the largest one's high-water mark, and their CPU together.
     web_peak_kib: int | None = None
@@ -231,6 +235,7 @@ class Watch:
         self._web_cpu = _cpu_total(self._web)
         self._ops = target.data_ops()
         self._load = os.getloadavg()[0]
+        self._machine = dbserver.machine_ticks()
         self._began = time.monotonic()
         self._pings: list[float] = []
         self._stopping = threading.Event()
@@ -266,6 +271,7 @@ class Watch:
             server_ops=None if ops is None or self._ops is None else ops - self._ops,
             load_average=(self._load, os.getloadavg()[0]),
             ping=summarize(self._pings),
+            machine=dbserver.machine_shares(self._machine, dbserver.machine_ticks()),
             web_peak_kib=max(web_peaks) if web_peaks else None,
             web_cpu_share=None
             if web_cpu is None or self._web_cpu is None

@@ -56,6 +56,14 @@ def _cpu(share: float | None) -> str:
     return "n/a" if share is None else f"{share:.0%} of a core"
 
 
+def _machine(result) -> str:
+    shares = result.measures.machine
+    if shares is None:
+        return "n/a"
+    busy, idle, stolen = shares
+    return f"{busy:.0%} / {idle:.0%} / {stolen:.1%}"
+
+
 def _counts(counter: Counter) -> str:
     if not counter:
         return "none"
@@ -120,6 +128,7 @@ def stats_table(scenario: Scenario, results: list[RunResult]) -> list[str]:
         "Load average (1 min)",
         lambda r: "{:.1f} -> {:.1f}".format(*r.measures.load_average),
     )
+    row("Machine busy / idle / stolen", _machine)
     row("Start lag p99", _start_lag)
     row("DB ping p50 / p99", _ping)
     return lines
@@ -264,6 +273,7 @@ def as_json(scenario: Scenario, results, searches, target: str) -> dict:
             "db_cpu_share": r.measures.db_cpu_share,
             "server_ops": r.measures.server_ops,
             "load_average": r.measures.load_average,
+            "machine_busy_idle_stolen": r.measures.machine,
             "ping_ms": None if r.measures.ping is None else r.measures.ping.__dict__,
             "completed_per_s": _per_second(r.recording.completions),
             "worker_cpu_share": r.worker_cpu_share,

@@ -24,6 +24,7 @@ TABLE_ROWS = (
     "Completed flows/s",
     "Failures",
     "DB ops per flow",
+    "Machine busy / idle / stolen",
 )
 # Commands per flow of the uncontended scenarios, by level: deterministic,
 # so a single figure (bench/README.md, "Round-trip budgets").
@@ -38,6 +39,11 @@ def run_bench(tmp_path, *args: str) -> tuple[str, list]:
     for row in TABLE_ROWS:
         assert any(line.startswith(row) for line in lines), row
     (scenario,) = json.loads(figures.read_text())["runs"]
+    for result in scenario["results"]:
+        # The machine's CPU over the load, read from /proc/stat: shares of
+        # all of it, so they add up to one.
+        busy, idle, stolen = result["machine_busy_idle_stolen"]
+        assert min(busy, idle, stolen) >= 0 and abs(busy + idle + stolen - 1) < 1e-9
     return out, scenario["results"]
 
 
