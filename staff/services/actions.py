@@ -8,10 +8,11 @@ from django_q.models import Schedule
 from django_q.tasks import async_task
 
 from config.errors import DomainError
-from shop.documents import ACTIVE, PAID, REFUNDING, Order
+from shop.documents import ACTIVE, PAID, REFUNDING
 from shop.errors import OrderNotFound
 from shop.services.expiry import cart_release
 from shop.services.orders import order_cancel
+from staff.selectors.orders import order_detail
 from staff.services.audit import acting_as, audit_record
 
 
@@ -50,11 +51,11 @@ def staff_refund_order(*, user, number: str, reason: str, now=None):
     """
     reason = _reason(reason)
     now = now or timezone.now()
-    raw = Order.coll().find_one({"number": number}, {"state": 1})
-    if raw is None:
+    found = order_detail(number=number)
+    if found is None:
         raise OrderNotFound()
-    if not refundable(raw["state"]):
-        state = raw["state"].replace("_", " ")
+    if not refundable(found.state):
+        state = found.state.replace("_", " ")
         raise StaffActionRefused(f"This order is {state}: there is nothing to refund.")
     with acting_as(actor_of(user), reason):
         audit_record(
