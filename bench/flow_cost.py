@@ -7,9 +7,11 @@ process, with the adds of a cart flow one at a time too, and prints per flow:
 the wall time, the daemon's CPU (user + system, from /proc) and this
 process's CPU. With ``--census`` it also counts every command the flows send,
 from every thread (the settler's and the activity log's batches included),
-by collection: reads, and write statements, each of which the embedded
-server commits as a transaction of its own (with a log sync, as ``serve``
-runs it).
+by collection: reads, and write statements (a document inserted, an
+update, a delete). The embedded server commits each update and delete as a
+transaction of its own, with a log sync as ``serve`` runs it, but the
+documents of one insert command together (up to 1,000 a transaction), so a
+batched insert's statements share one sync.
 
     .venv/bin/python bench/flow_cost.py --scenario cart --level services
     .venv/bin/python bench/flow_cost.py --scenario theater --level raw,services --census
@@ -69,8 +71,8 @@ class Census(monitoring.CommandListener):
         name = event.command_name
         collection = command.get("collection") if name == "getMore" else None
         collection = collection or command.get(name)
-        # One statement per document inserted, per update, per delete: the
-        # server commits each as a transaction of its own.
+        # One statement per document inserted, per update, per delete (one
+        # insert command's documents share a transaction on the server).
         parts = command.get("documents") or command.get("updates")
         parts = parts or command.get("deletes") or [None]
         key = (str(collection), name)
