@@ -188,6 +188,11 @@ class PerProcess:
         """Write out what waits now, if this process made its writer."""
         return self._writer.flush() if self._writer is not None else 0
 
+    def discard(self) -> int:
+        """Forget what waits now, if this process made its writer (a test
+        starting afresh); how many."""
+        return self._writer.discard() if self._writer is not None else 0
+
     def shutdown(self) -> None:
         """Stop the thread and write out what is left."""
         if self._writer is not None:

@@ -60,9 +60,11 @@ def post_worker_init(worker):
 def worker_exit(server, worker):
     """Write out the activity events this worker still queues (the log's
     batching writer loses at most the last second only to a hard crash) and
-    announce the payments it holds (else the reconciler would, later)."""
+    announce the payments it holds (else the reconciler would, later), and
+    release the claims of the carts it completed."""
     from activity.services.writer import shutdown
-    from shop.services import settle
+    from shop.services import owners, settle
 
     shutdown()
     settle.shutdown()
+    owners.shutdown()

@@ -88,8 +88,15 @@ def activity_written(mongo_db):
 def payments_announced_at_once(settings):
     """A checkout announces its payment itself (audit entry, counters,
     email), so a test sees them when the checkout returns; the settler's
-    batches have tests of their own (tests/shop/test_settle.py)."""
+    batches have tests of their own (tests/shop/test_settle.py), and so
+    has the paid carts' claims' release that follows the same setting
+    (tests/shop/test_claim_release.py): what a batch test left queued is
+    dropped, never written after its database is gone."""
+    from shop.services import owners
+
     settings.SHOP_SETTLE_SYNC = True
+    yield
+    owners.discard()
 
 
 @pytest.fixture(autouse=True)

@@ -534,7 +534,9 @@ def _fulfil(
         },
     )
     faults.point("release.after_cart")
-    owners.release(owner=cart.owner, cart_id=cart_id)
+    # The owner is free again: the cart no longer holds, so the claim is
+    # stale from here on (``owners.release_later``).
+    owners.release_later(owner=cart.owner, cart_id=cart_id)
     return Order._from_son(paid if paid is not None else order)
 
 

@@ -1,0 +1,114 @@
+"""A paid cart's owner claim is released a moment later, in batches
+(shop.services.owners.release_later).
+
+The suite's other tests release it at once (``SHOP_SETTLE_SYNC``); these
+run the batch as ``serve`` does, flushed only when a test says so. Until
+the batch runs, the claim names a cart that has ended: the owner's next
+cart must not wait for it, and the batch must never take a newer claim.
+"""
+
+import pytest
+from django.utils import timezone
+
+from shop.documents import Cart
+from shop.services import owners, settle
+from shop.services.carts import cart_add_item
+from tests.staff.conftest import pay
+
+ALICE = "user:alice"
+BOB = "user:bob"
+
+
+@pytest.fixture
+def batch(settings):
+    settings.SHOP_SETTLE_SYNC = False
+    settings.SHOP_SETTLE_SECONDS = 3600
+    settings.SHOP_SETTLE_BATCH = 1000
+    owners.discard()
+    settle.reset()
+    yield owners.releaser()
+    owners.discard()
+    # The payments queued for announcing too (the same setting): not these
+    # tests' subject.
+    settle.settler().discard()
+    settle.reset()
+
+
+@pytest.fixture
+def product():
+    from tests.shop.factories import make_product
+
+    return make_product(sku="SNKR-42", title="JC Sneaker", price="100.00", stock=50)
+
+
+def claim_of(mongo_db, owner):
+    found = mongo_db.cart_owners.find_one({"_id": owner})
+    return None if found is None else found["cart_id"]
+
+
+def test_paid_carts_claims_wait_for_one_batch(batch, mongo_db, product):
+    alice = pay(ALICE, sku="SNKR-42")
+    bob = pay(BOB, sku="SNKR-42")
+    # Ended, still claimed: nothing released yet.
+    assert claim_of(mongo_db, ALICE) == alice.cart_id
+    assert claim_of(mongo_db, BOB) == bob.cart_id
+    assert batch.stats().queued == 2
+
+    assert owners.flush() == 2
+    assert mongo_db.cart_owners.count_documents({}) == 0
+
+
+def test_an_owner_starts_a_new_cart_before_the_batch_runs(batch, mongo_db, product):
+    first = pay(ALICE, sku="SNKR-42")
+    cart = cart_add_item(owner=ALICE, sku="SNKR-42", quantity=1)
+
+    assert cart.cart_id != first.cart_id
+    assert claim_of(mongo_db, ALICE) == cart.cart_id
+    # The batch, late, leaves the new claim alone: the owner keeps one live
+    # cart, and the next add finds it.
+    owners.flush()
+    assert claim_of(mongo_db, ALICE) == cart.cart_id
+    again = cart_add_item(owner=ALICE, sku="SNKR-42", quantity=1)
+    assert again.cart_id == cart.cart_id
+    assert Cart.objects(live_owner=ALICE).count() == 1
+
+
+def test_the_batch_takes_only_claims_of_ended_carts(batch, mongo_db, product):
+    """Owners ``$in`` and carts ``$in`` match across pairs; only a claim a
+    crash left on an ended cart can be met that way, and it is stale."""
+    alice = pay(ALICE, sku="SNKR-42")
+    bob = pay(BOB, sku="SNKR-42")
+    # Bob has a live cart again (his claim replaced); a crash left Carol a
+    # claim on Alice's ended cart.
+    bobs_new = cart_add_item(owner=BOB, sku="SNKR-42", quantity=1)
+    now = timezone.now()
+    mongo_db.cart_owners.insert_one(
+        {"_id": "user:carol", "cart_id": alice.cart_id, "at": now}
+    )
+
+    owners.flush()
+    assert claim_of(mongo_db, ALICE) is None
+    assert claim_of(mongo_db, BOB) == bobs_new.cart_id  # live: kept
+    # Not listed as an owner in the batch: left for Carol's next claim,
+    # which deletes it as stale.
+    assert claim_of(mongo_db, "user:carol") == alice.cart_id
+    assert bob.cart_id != bobs_new.cart_id
+
+
+def test_a_full_queue_releases_at_once(settings, mongo_db, product):
+    settings.SHOP_SETTLE_SYNC = False
+    settings.SHOP_SETTLE_SECONDS = 3600
+    owners.discard()
+    settle.reset()
+    try:
+        writer = owners.releaser()
+        # A queue of one, full: the next put is refused.
+        writer._queue.maxsize = 1  # noqa: SLF001
+        writer.put(("user:nobody", "no-cart"))
+        pay(ALICE, sku="SNKR-42")
+        assert claim_of(mongo_db, ALICE) is None
+        assert writer.stats().dropped == 1
+    finally:
+        owners.discard()
+        settle.settler().discard()
+        settle.reset()
