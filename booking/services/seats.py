@@ -121,6 +121,38 @@ def _header(oid: ObjectId, extra: Mapping | None = None) -> dict:
     return doc
 
 
+# A session's header as this process last read it, for holds (bounded:
+# emptied when full). A hold is priced from it and its update requires the
+# session to have exactly these values (``_as_read``), so an old copy can
+# only make the hold refused, and the refusal reads the header afresh: a
+# hold is never priced, named or dated from a header the session no longer
+# has. No service edits a header today (a performance is scheduled with its
+# prices); the guard keeps holds right if one ever does. Saves a read per
+# hold (bench/RESULTS.md, "The hold's header").
+_headers: dict[ObjectId, dict] = {}
+_HEADERS_KEPT = 4096
+
+
+def _known_header(oid: ObjectId) -> dict:
+    found = _headers.get(oid)
+    return found if found is not None else _fresh_header(oid)
+
+
+def _fresh_header(oid: ObjectId) -> dict:
+    doc = _header(oid)
+    if len(_headers) >= _HEADERS_KEPT:
+        _headers.clear()
+    _headers[oid] = doc
+    return doc
+
+
+def _as_read(header: dict, now: datetime) -> dict:
+    """The filter that the session is not started and its header is still
+    ``header``, field for field (``prices`` as the whole sub-document)."""
+    guard = {f: header.get(f) for f in _HEADER if f != "start"}
+    return {**guard, "start": {"$gt": now, "$eq": header["start"]}}
+
+
 def read_state(oid: ObjectId) -> dict:
     return _header(oid, {"seats": 1})
 
@@ -154,9 +186,9 @@ def _hold(
     was: int = FREE,
 ) -> SeatHold | None:
     """One hold: the intent, then the session's conditional update (every
-    seat ``was``, the performance not started), priced from ``header`` (the
-    session as read just before). Returns None when refused but no seat
-    turned out taken on a second look: the caller tries again."""
+    seat ``was``, the performance not started, the header as read), priced
+    from ``header``. Returns None when refused but no seat turned out taken
+    on a second look: the caller tries again."""
     oid = header["_id"]
     if header["start"] <= now:
         raise SessionClosed()  # no intent to write and take back
@@ -169,7 +201,7 @@ def _hold(
         oid,
         [(s, was, tag) for s in positions],
         {counter: -n, "held": n},
-        {"start": {"$gt": now}},
+        _as_read(header, now),
     ):
         return _result(header, h, cart_id, [(s, now) for s in positions])
     holds.retract(oid, cart_id, tag, created)
@@ -242,14 +274,19 @@ def seats_hold(
     positions = checks.positions(seats, limit=MAX_SEATS_PER_HOLD)
     cart_id = checks.cart_id(cart_id)
     oid = checks.session_oid(session_id)
-    header = _header(oid)
-    h = hall(header["layout_id"])
-    check_on_map(h.layout, positions)
+    header = _known_header(oid)
+    if header["start"] <= _now():
+        header = _fresh_header(oid)  # closed, as this process last read it
     was = BLOCKED if from_blocked else FREE
     for _ in range(RETRIES):
+        h = hall(header["layout_id"])
+        check_on_map(h.layout, positions)
         held = _hold(header, h, cart_id, positions, _now(), was)
         if held is not None:
             return held
+        # Refused, and no seat turned out taken: another cart's change came
+        # in between, or the header is no longer as this process read it.
+        header = _fresh_header(oid)
     raise BoxOfficeBusy()
 
 

@@ -1,8 +1,11 @@
 """The article's operations in its own terms, on a real server."""
 
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from bson import Decimal128, ObjectId
+from django.utils import timezone
 
 from booking import selectors, services
 from booking.documents import FREE, GAP
@@ -11,6 +14,7 @@ from booking.errors import (
     SeatsAlreadyHeld,
     SeatsNotHeld,
     SeatsTaken,
+    SessionClosed,
 )
 from tests.booking.factories import (
     SMALL_SEATS,
@@ -18,6 +22,7 @@ from tests.booking.factories import (
     held_by,
     make_session,
     make_theater,
+    move_to_the_past,
     seat,
     sold_to,
     taken,
@@ -446,3 +451,55 @@ def test_a_refresh_after_a_release_never_writes_the_released_entry_back(session_
         )
         == 1
     )
+
+
+# --- A hold's header as this process last read it (seats._known_header) ----
+
+
+def test_a_hold_after_the_header_changed_elsewhere_is_priced_from_the_new_one(
+    mongo_db, session_id, raw_session
+):
+    """Another process changed the prices after this one read them: the
+    hold's guard refuses the old copy, and the hold is priced afresh."""
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 5)])
+    mongo_db.sessions.update_one(
+        {"_id": ObjectId(session_id)},
+        {"$set": {"prices.stalls": Decimal128("40.00"), "name": "Hamlet (revival)"}},
+    )
+
+    hold = services.seats_hold(session_id=session_id, cart_id="cart-2", seats=[(0, 6)])
+
+    assert [s.price for s in hold.seats] == [Decimal("40.00")]
+    assert hold.show == "Hamlet (revival)"
+    doc = raw_session()
+    assert (doc["held"], doc["seatsAvailable"]) == (2, SMALL_SEATS - 2)
+    assert held_by(session_id, "cart-2") == {(0, 6)}
+
+
+def test_a_performance_started_since_this_process_read_it_is_closed(
+    mongo_db, session_id, raw_session
+):
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 5)])
+    move_to_the_past(mongo_db, session_id)
+
+    with pytest.raises(SessionClosed):
+        services.seats_hold(session_id=session_id, cart_id="cart-2", seats=[(0, 6)])
+
+    assert taken(session_id) == {(0, 5)}
+    assert held_by(session_id, "cart-2") == set()
+
+
+def test_a_start_moved_later_since_this_process_read_it_opens_the_sale_again(
+    mongo_db, session_id
+):
+    move_to_the_past(mongo_db, session_id)
+    with pytest.raises(SessionClosed):
+        services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 5)])
+    mongo_db.sessions.update_one(
+        {"_id": ObjectId(session_id)},
+        {"$set": {"start": timezone.now() + timedelta(days=1)}},
+    )
+
+    hold = services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 5)])
+
+    assert hold.labels == ("Row A, seat 5",)
