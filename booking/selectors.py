@@ -371,14 +371,22 @@ def seats_not_held(
     cart_id: str,
     seats: Sequence[Seat],
     states: list | None = None,
+    tags: Mapping[Seat, int] | None = None,
 ) -> tuple[list[Seat], dict | None]:
     """Those of ``seats`` the session does not hold for the cart, and the
-    cart's ``SeatHolds`` document as read (for ``seats_commit``).
+    cart's ``SeatHolds`` document as read (for ``seats_sell``).
 
     Reads by ``_id`` only: the session's seat states (unless the caller
     read them with its prices: ``states``) and the cart's ``SeatHolds``
     document (never the other carts': see ``seat_holders`` for who has a
     seat). Checkout asks this before it charges. Raises SessionNotFound.
+
+    ``tags``: each seat's tag as the cart recorded it from the hold's
+    answer (``HeldSeat.tag``). When every seat carries its +tag, they are
+    the cart's and nothing more is read: the document returned is the
+    cart's entries for these tags (without stamps: for ``seats_sell``,
+    which needs none). A seat that does not (released, or held again under
+    a newer tag) is asked of the ``SeatHolds`` document, as without tags.
     """
     oid = checks.session_oid(session_id)
     wanted = checks.positions(seats, limit=checks.MAX_SEATS_PER_REQUEST)
@@ -387,9 +395,28 @@ def seats_not_held(
         if doc is None:
             raise SessionNotFound()
         states = doc["seats"]
-    holds = _holds().find_one({"_id": holds_id(oid, checks.cart_id(cart_id))})
+    cart_id = checks.cart_id(cart_id)
+    if tags and all(_carries(states, seat, tags.get(seat)) for seat in wanted):
+        by_tag: dict[int, list[list[int]]] = {}
+        for r, c in wanted:
+            by_tag.setdefault(tags[(r, c)], []).append([r, c])
+        entries = {f"t{tag}": {"seats": s, "at": None} for tag, s in by_tag.items()}
+        return [], {"_id": holds_id(oid, cart_id), "holds": entries}
+    holds = _holds().find_one({"_id": holds_id(oid, cart_id)})
     held = _cart_seats(holds, states)
     return [seat for seat in wanted if seat not in held], holds
+
+
+def _carries(states: list, seat: Seat, tag: int | None) -> bool:
+    """Whether the seat carries ``tag`` as held (+tag)."""
+    r, c = seat
+    return (
+        isinstance(tag, int)
+        and r < len(states)
+        and c < len(states[r])
+        and states[r][c] == tag
+        and is_held(tag)
+    )
 
 
 def reservations_index(

@@ -61,6 +61,11 @@ class HeldSeat:
     zone_name: str  # "Stalls"
     price: Decimal
     at: datetime  # when it was held (or sold)
+    # The tag the session's seat carries for this cart, where the service
+    # knows it (a hold, a hand-over): what the cart records so that its
+    # checkout can tell its seats on the session without reading its
+    # ``SeatHolds`` (``seats_not_held``'s ``tags``).
+    tag: int | None = None
 
     @classmethod
     def from_entry(cls, entry: dict, zone_names: Mapping[str, str]) -> HeldSeat:
@@ -74,6 +79,7 @@ class HeldSeat:
             zone_name=zone_names.get(entry["zone"], entry["zone"]),
             price=decimal_of(entry["price"]),
             at=entry["at"],
+            tag=entry.get("tag"),
         )
 
     @property

@@ -67,6 +67,11 @@ class TicketSeat(me.EmbeddedDocument):
     zone = me.StringField(required=True)
     zone_name = me.StringField(required=True)
     price = MoneyField(required=True, min_value=0, precision=2)
+    # The tag the session's seat carries for this cart (booking's
+    # ``HeldSeat.tag``): checkout's proof that the seat is still the
+    # cart's without reading its ``SeatHolds``. Absent on lines recorded
+    # before it was kept, and then that document is read, as it was.
+    tag = me.IntField()
 
 
 class TicketLine(me.EmbeddedDocument):

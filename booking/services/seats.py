@@ -158,9 +158,14 @@ def read_state(oid: ObjectId) -> dict:
 
 
 def _result(
-    doc: dict, h: Hall, cart_id: str, seats: Sequence[tuple[Seat, datetime]]
+    doc: dict,
+    h: Hall,
+    cart_id: str,
+    seats: Sequence[tuple[Seat, datetime]],
+    tags: Mapping[Seat, int] | None = None,
 ) -> SeatHold:
-    """The SeatHold of ``seats`` (with their stamps), priced from ``doc``."""
+    """The SeatHold of ``seats`` (with their stamps, and their tags where
+    known), priced from ``doc``."""
     entries = []
     for seat, at in sorted(seats):
         cell = cell_at(h.layout, seat)
@@ -172,6 +177,7 @@ def _result(
                 "zone": cell["zone"],
                 "price": Decimal128(price),
                 "at": at,
+                "tag": (tags or {}).get(seat),
             }
         )
     return SeatHold.of_entries(doc, cart_id, entries, h.zone_names)
@@ -203,7 +209,13 @@ def _hold(
         {counter: -n, "held": n},
         _as_read(header, now),
     ):
-        return _result(header, h, cart_id, [(s, now) for s in positions])
+        return _result(
+            header,
+            h,
+            cart_id,
+            [(s, now) for s in positions],
+            {s: tag for s in positions},
+        )
     holds.retract(oid, cart_id, tag, created)
     _explain_refused_hold(oid, h, cart_id, positions, now, was)
     return None
@@ -548,7 +560,13 @@ def seats_transfer(*, session_id: str, from_cart_id: str, to_cart_id: str) -> Se
             continue
         faults.point("seats.after_transfer")
         holds.forget(oid, source, {s: t for s, (t, _) in held.items()}, doc)
-        return _result(found, h, target, [(s, now) for s in held])
+        return _result(
+            found,
+            h,
+            target,
+            [(s, now) for s in held],
+            {s: new_tags[old] for s, (old, _) in held.items()},
+        )
     raise BoxOfficeBusy()
 
 

@@ -133,6 +133,7 @@ class TicketKind(LineKind):
                     zone=seat.zone,
                     zone_name=seat.zone_name,
                     price=Decimal128(seat.price),
+                    tag=seat.tag,
                 )
                 for seat in held.seats
             ],
@@ -308,6 +309,7 @@ class TicketKind(LineKind):
                 cart_id=cart_id,
                 seats=positions(line),
                 states=sale.seats if sale is not None else None,
+                tags={(s.row, s.col): s.tag for s in line.seats if s.tag},
             )
             if missing:
                 # Raises SeatsTaken (someone else has one) or SessionClosed.

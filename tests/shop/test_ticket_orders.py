@@ -185,6 +185,68 @@ def test_checkout_holds_a_listed_seat_again_if_its_hold_was_lost(mongo_db, show,
     assert_clean()
 
 
+def line_tags(mongo_db, owner) -> dict[tuple, int | None]:
+    cart = mongo_db.carts.find_one({"owner": owner, "live_owner": owner})
+    (line,) = cart["tickets"]
+    return {(s["row"], s["col"]): s.get("tag") for s in line["seats"]}
+
+
+def carried(mongo_db, show, seats) -> dict[tuple, int]:
+    state = session(mongo_db, show)["seats"]
+    return {(r, c): state[r][c] for r, c in seats}
+
+
+def test_the_line_records_the_tag_each_seat_carries_and_checkout_sells_by_it(
+    mongo_db, show, now
+):
+    hold(ALICE, show, ((0, 0), (0, 1)), now)
+    hold(ALICE, show, ((2, 3),), now)  # a second hold: another tag
+
+    tags = line_tags(mongo_db, ALICE)
+    assert tags == carried(mongo_db, show, tags)
+    assert tags[(0, 0)] == tags[(0, 1)] != tags[(2, 3)]
+    order = checkout(mongo_db, ALICE, now)
+
+    assert order.state == PAID
+    assert carried(mongo_db, show, tags) == {s: -t for s, t in tags.items()}
+    assert_clean()
+
+
+def test_a_line_recorded_without_tags_checks_out_as_before(mongo_db, show, now):
+    """A cart from before lines kept their seats' tags: checkout asks the
+    cart's SeatHolds which seats are its own."""
+    hold(ALICE, show, ((0, 0), (0, 1)), now)
+    mongo_db.carts.update_one(
+        {"owner": ALICE},
+        {"$unset": {"tickets.0.seats.0.tag": "", "tickets.0.seats.1.tag": ""}},
+    )
+    assert set(line_tags(mongo_db, ALICE).values()) == {None}
+
+    order = checkout(mongo_db, ALICE, now)
+
+    assert order.state == PAID
+    assert sorted(sold_to(show)) == [(0, 0), (0, 1)]
+    assert_clean()
+
+
+def test_a_line_moved_at_login_carries_its_new_tags_and_checks_out(mongo_db, show, now):
+    from shop.services.carts import cart_merge
+
+    account = "user:ada"
+    hold(account, show, ((0, 0),), now)
+    hold(ALICE, show, ((0, 5), (0, 6)), now)
+    before = line_tags(mongo_db, ALICE)
+
+    cart_merge(from_owner=ALICE, to_owner=account, now=now)
+
+    tags = line_tags(mongo_db, account)
+    assert tags == carried(mongo_db, show, tags)
+    assert tags[(0, 5)] != before[(0, 5)]  # handed over: the account's tag
+    assert checkout(mongo_db, account, now).state == PAID
+    assert sorted(sold_to(show)) == [(0, 0), (0, 5), (0, 6)]
+    assert_clean()
+
+
 def test_checkout_refuses_when_a_lost_seat_went_to_someone_else(mongo_db, show, now):
     hold(ALICE, show, ((0, 0), (0, 1)), now)
     cart_id = mongo_db.carts.find_one({"owner": ALICE})["_id"]
