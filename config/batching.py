@@ -3,8 +3,9 @@
 A request hands an item to the queue and goes on; a thread writes what
 waits in one batch, every ``interval`` seconds or as soon as ``batch``
 items wait. Used where a request's follow-up can be written a moment later
-and is cheaper written together: the activity log (activity/) and what
-follows a payment (shop.services.settle).
+and is cheaper written together: the activity log (activity/), what
+follows a payment (shop.services.settle) and the release of a paid cart's
+owner claim (shop.services.owners).
 
 What a ``BatchWriter`` may lose, and the caller must allow for:
 * a process that dies without running its exit hooks loses what it queued

@@ -69,7 +69,7 @@ def checkout(owner: str, cart_id: str):
         )
 
 
-_warm: set[str] = set()
+_warm: set = set()
 _warming = threading.Lock()
 
 
@@ -86,6 +86,24 @@ def _catalog_warm(ctx) -> None:
         with monitor.uncounted():
             names_warm([marquee.sku(i) for i in range(ctx.run.params.products)])
         _warm.add(ctx.db.name)
+
+
+def _sessions_warm(ctx) -> None:
+    """Once per process and database, uncounted: the sessions' headers and
+    halls in the caches a hold and a sale read (booking/services/seats.py
+    ``sessions_warm``), as a box office's processes have them after their
+    first holds. A flow's commands then do not depend on which process met
+    a session first."""
+    from booking.services.seats import sessions_warm
+
+    with _warming:
+        key = ("sessions", ctx.db.name)
+        if key in _warm:
+            return
+        with monitor.uncounted():
+            ids, probe = marquee.sessions(ctx.db)
+            sessions_warm([*ids, probe])
+        _warm.add(key)
 
 
 def cart_flow(ctx, rng) -> Outcome:
@@ -144,6 +162,7 @@ def hold_seats(owner: str, session_id: str, seats) -> str | None:
 
 def theater_flow(ctx, rng) -> Outcome:
     """Hold this user's own seats, check out."""
+    _sessions_warm(ctx)
     index, seats = raw.seats_for(ctx.run, ctx.user)
     owner = _owner(ctx.user)
     cart_id = hold_seats(owner, marquee.sessions(ctx.db)[0][index], seats)
@@ -164,6 +183,7 @@ def view_seats(session_id: str) -> list[str]:
 
 def contended_theater_flow(ctx, rng) -> Outcome:
     """Look at the map, try a free pair of the hot seats; again when beaten."""
+    _sessions_warm(ctx)
     p = ctx.run.params
     owner = _owner(ctx.user)
     session_id = marquee.sessions(ctx.db)[0][0]

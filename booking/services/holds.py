@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 
 from bson import ObjectId
 from django.utils import timezone
+from pymongo.errors import DuplicateKeyError
 
 from booking.documents import BLOCKED, FREE, TAG_MIN, SeatHolds, holds_id
 from booking.values import Seat
@@ -66,6 +67,42 @@ def write_intent(
         upsert=True,
     )
     return result.upserted_id is not None
+
+
+def restore_intent(
+    oid: ObjectId,
+    cart_id: str,
+    tag: int,
+    seats: Sequence[Seat],
+    at: datetime,
+    origin: int = FREE,
+) -> bool:
+    """The intent of a hold whose session update came late (``LATE_HOLD``
+    after its intent): ``seat_holds_settle`` may have judged the intent
+    dead before the seats carried its tag, and pruned it. Now that they do,
+    it is written again if it is gone, so that every tag on a seat stays
+    listed by its cart (checkout's proof by the line's tags relies on it,
+    and refunds find their seats through it). Returns whether it was gone."""
+    entry: dict = {"seats": [list(s) for s in seats], "at": at}
+    if origin == BLOCKED:
+        entry["origin"] = BLOCKED
+    try:
+        result = holds_coll().update_one(
+            {"_id": holds_id(oid, cart_id), f"holds.{key(tag)}": {"$exists": False}},
+            {
+                "$set": {
+                    f"holds.{key(tag)}": entry,
+                    "session_id": oid,
+                    "cart_id": cart_id,
+                    "at": at,
+                },
+                "$inc": {"n": 1},
+            },
+            upsert=True,
+        )
+    except DuplicateKeyError:
+        return False  # the document lists the entry: nothing was pruned
+    return result.modified_count == 1 or result.upserted_id is not None
 
 
 def drop_entries(oid: ObjectId, cart_id: str, tags: Iterable[int]) -> None:
@@ -155,6 +192,13 @@ def origins(doc: dict | None) -> dict[int, int]:
     }
 
 
+def stamped(doc: dict) -> bool:
+    """Whether every entry of ``doc`` has its stamp (a ``SeatHolds`` document
+    as stored does; the entries ``seats_not_held`` builds from a line's tags
+    do not)."""
+    return all(entry.get("at") is not None for entry in doc.get("holds", {}).values())
+
+
 def candidates(doc: dict | None) -> dict[Seat, list[tuple[int, datetime]]]:
     """Each seat the cart's entries name: its (tag, stamp) pairs, newest first."""
     found: dict[Seat, list[tuple[int, datetime]]] = {}
@@ -184,6 +228,10 @@ def dead_tags(doc: dict | None, state: list) -> list[int]:
 # hold that will never finish (its process stopped): the shop's reconciler
 # waits as long before judging a hold (RECONCILE_GRACE).
 INTENT_GRACE = timedelta(minutes=1)
+# A hold whose session update lands this long after its intent makes sure
+# the intent is still there (``restore_intent``): half the grace, so a
+# settle on a machine whose clock is up to that much ahead is covered.
+LATE_HOLD = INTENT_GRACE / 2
 # How far back settling looks: every write of a document (an intent, the
 # reconciler's confirmation) moves its ``at``, so history a crash leaves is
 # met within a day; older history is inert (no seat carries its tag).

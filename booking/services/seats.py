@@ -47,6 +47,7 @@ from booking.errors import (
     BoxOfficeBusy,
     InvalidRequest,
     NoAdjacentSeats,
+    SeatOffMap,
     SeatsAlreadyHeld,
     SeatsNotBlocked,
     SeatsNotHeld,
@@ -100,7 +101,7 @@ def swap_states(
     nothing (nothing changed).
 
     An update, not a find-and-modify: the caller prices its answer from a
-    header it read (names, start and prices change only by staff edits).
+    header it read (a hold guards on it: ``_as_read``).
     Returning the document after would make the server rebuild the whole
     seat grid for each change, twice the CPU of the update itself
     (bench/RESULTS.md, "The session's update without its document")."""
@@ -144,6 +145,22 @@ def _fresh_header(oid: ObjectId) -> dict:
         _headers.clear()
     _headers[oid] = doc
     return doc
+
+
+def sessions_warm(session_ids: Sequence[str]) -> int:
+    """Read the headers of these sessions (one query) and their halls into
+    this process's caches, as a process has them after its first holds: one
+    about to sell them (a performance going on sale) then reads neither
+    hold by hold. Returns how many sessions were found."""
+    oids = [checks.session_oid(s) for s in session_ids]
+    found = 0
+    for doc in _sessions().find({"_id": {"$in": oids}}, _HEADER):
+        if len(_headers) >= _HEADERS_KEPT:
+            _headers.clear()
+        _headers[doc["_id"]] = doc
+        hall_of_session(doc["_id"])
+        found += 1
+    return found
 
 
 def _as_read(header: dict, now: datetime) -> dict:
@@ -209,6 +226,8 @@ def _hold(
         {counter: -n, "held": n},
         _as_read(header, now),
     ):
+        if _now() - now >= holds.LATE_HOLD:
+            holds.restore_intent(oid, cart_id, tag, positions, now, origin=was)
         return _result(
             header,
             h,
@@ -270,8 +289,10 @@ def seats_hold(
 
     The cart's intent (tag t -> these seats) is recorded, then ONE
     conditional update of the session: the filter requires each seat FREE
-    (BLOCKED with ``from_blocked``: staff selling seats held back) and the
-    performance not started; the update puts t on them and moves n from
+    (BLOCKED with ``from_blocked``: staff selling seats held back), the
+    performance not started and the session's header as this process last
+    read it (what the answer is priced from: ``_as_read``); the update puts
+    t on them and moves n from
     ``seatsAvailable`` (or ``blocked``) to ``held``. A refused hold takes its
     intent back. The intent records where the seats came from: a hold of
     blocked seats that is released (run out, reconciled) puts them back
@@ -287,8 +308,13 @@ def seats_hold(
     cart_id = checks.cart_id(cart_id)
     oid = checks.session_oid(session_id)
     header = _known_header(oid)
-    if header["start"] <= _now():
-        header = _fresh_header(oid)  # closed, as this process last read it
+    try:
+        if header["start"] <= _now():
+            raise SessionClosed()
+        check_on_map(hall(header["layout_id"]).layout, positions)
+    except (SessionClosed, SeatOffMap):
+        # As this process last read the session: ask the session itself.
+        header = _fresh_header(oid)
     was = BLOCKED if from_blocked else FREE
     for _ in range(RETRIES):
         h = hall(header["layout_id"])
@@ -523,6 +549,17 @@ def _transfer_intents(oid, target: str, doc: dict, held: Mapping, now: datetime)
     return {old: tags[origins.get(old, FREE)] for old, _ in held.values()}, intents
 
 
+def _restore_transfer_intents(oid, target: str, doc: dict, held, new_tags, now) -> None:
+    """A hand-over that landed late: its target's intents, written again if
+    settling pruned them meanwhile (``holds.restore_intent``)."""
+    origins = holds.origins(doc)
+    by_tag: dict[int, tuple[int, list[Seat]]] = {}
+    for seat, (old, _) in held.items():
+        by_tag.setdefault(new_tags[old], (origins.get(old, FREE), []))[1].append(seat)
+    for tag, (origin, seats) in by_tag.items():
+        holds.restore_intent(oid, target, tag, sorted(seats), now, origin)
+
+
 def seats_transfer(*, session_id: str, from_cart_id: str, to_cart_id: str) -> SeatHold:
     """Hand every seat ``from_cart_id`` holds in the session to ``to_cart_id``.
 
@@ -558,6 +595,8 @@ def seats_transfer(*, session_id: str, from_cart_id: str, to_cart_id: str) -> Se
             for tag, created in intents:
                 holds.retract(oid, target, tag, created)
             continue
+        if _now() - now >= holds.LATE_HOLD:
+            _restore_transfer_intents(oid, target, doc, held, new_tags, now)
         faults.point("seats.after_transfer")
         holds.forget(oid, source, {s: t for s, (t, _) in held.items()}, doc)
         return _result(
@@ -612,6 +651,10 @@ def seats_commit(
     its hold expired), BoxOfficeBusy.
     """
     wanted, cart_id, oid, h = _cart_seats(session_id, cart_id, seats)
+    if holds_doc is not None and not holds.stamped(holds_doc):
+        # The entries a line's tags prove carry no stamps, and this answer
+        # gives each seat its hold's: read the document.
+        holds_doc = None
     found, done = _commit(oid, h, cart_id, wanted, holds_doc)
     return _result(found or _header(oid), h, cart_id, done)
 

@@ -130,8 +130,11 @@ def _release_all(ended: list[tuple[str, str]]) -> int:
     claim naming one is stale whoever holds it (``live``)."""
     owners = sorted({owner for owner, _ in ended})
     carts_ended = sorted({cart_id for _, cart_id in ended})
-    claims().delete_many({"_id": {"$in": owners}, "cart_id": {"$in": carts_ended}})
-    return len(ended)
+    done = claims().delete_many(
+        {"_id": {"$in": owners}, "cart_id": {"$in": carts_ended}}
+    )
+    # Those the owners' next claims had not deleted already.
+    return done.deleted_count
 
 
 _process = PerProcess(

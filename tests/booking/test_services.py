@@ -16,6 +16,7 @@ from booking.errors import (
     SeatsTaken,
     SessionClosed,
 )
+from booking.selectors import session_invariant_violations
 from tests.booking.factories import (
     SMALL_SEATS,
     ZONES,
@@ -24,6 +25,7 @@ from tests.booking.factories import (
     make_theater,
     move_to_the_past,
     seat,
+    small_layout,
     sold_to,
     taken,
 )
@@ -503,3 +505,82 @@ def test_a_start_moved_later_since_this_process_read_it_opens_the_sale_again(
     hold = services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 5)])
 
     assert hold.labels == ("Row A, seat 5",)
+
+
+def test_a_second_hold_of_a_session_reads_no_header(monkeypatch, session_id):
+    """The header this process read for the first hold serves the next."""
+    from booking.services import seats as seat_services
+
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 5)])
+
+    def no_read(*args, **kwargs):
+        raise AssertionError("the session's header was read again")
+
+    monkeypatch.setattr(seat_services, "_header", no_read)
+    hold = services.seats_hold(session_id=session_id, cart_id="cart-2", seats=[(0, 6)])
+
+    assert hold.labels == ("Row A, seat 6",)
+
+
+def test_a_seat_of_a_layout_the_session_moved_to_since_is_held(
+    mongo_db, theater_id, session_id
+):
+    """A seat off the map as this process last read the session is asked of
+    the session before it is refused."""
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 5)])
+    wider = small_layout()
+    wider[1] = [*wider[1], seat("B", 4), seat("B", 5)]
+    other = make_session(make_theater(name="Wider Hall", layout=wider))
+    moved = mongo_db.sessions.find_one({"_id": ObjectId(other)})
+    mongo_db.sessions.update_one(
+        {"_id": ObjectId(session_id)},
+        {"$set": {"layout_id": moved["layout_id"], "seats": moved["seats"]}},
+    )
+
+    hold = services.seats_hold(session_id=session_id, cart_id="cart-2", seats=[(1, 5)])
+
+    assert hold.labels == ("Row B, seat 5",)
+
+
+def test_a_hold_whose_session_update_came_late_lists_its_tag_again(
+    monkeypatch, mongo_db, session_id
+):
+    """Settling pruned the hold's intent while its session update was late
+    (no seat carried the tag yet): once the seats carry it, the intent is
+    written again, so the tag stays listed by its cart."""
+    from booking.services import holds as hold_records
+    from booking.services import seats as seat_services
+
+    real_swap = seat_services.swap_states
+
+    def settle_first(*args, **kwargs):
+        now = timezone.now()
+        pruned = hold_records.seat_holds_settle(
+            before=now + timedelta(days=1), since=now - timedelta(days=1)
+        )
+        assert pruned == 1  # this hold's intent: no seat carries its tag yet
+        return real_swap(*args, **kwargs)
+
+    monkeypatch.setattr(seat_services, "swap_states", settle_first)
+    monkeypatch.setattr(hold_records, "LATE_HOLD", timedelta(0))
+
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 5), (0, 6)])
+
+    assert held_by(session_id, "cart-1") == {(0, 5), (0, 6)}
+    assert session_invariant_violations() == []
+    doc = mongo_db.seat_holds.find_one({"cart_id": "cart-1"})
+    assert doc["n"] == 1 and len(doc["holds"]) == 1
+
+
+def test_a_late_hold_whose_intent_stayed_writes_nothing_twice(
+    monkeypatch, mongo_db, session_id
+):
+    from booking.services import holds as hold_records
+
+    monkeypatch.setattr(hold_records, "LATE_HOLD", timedelta(0))
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 5)])
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 6)])
+
+    doc = mongo_db.seat_holds.find_one({"cart_id": "cart-1"})
+    assert doc["n"] == 2 and len(doc["holds"]) == 2
+    assert session_invariant_violations() == []

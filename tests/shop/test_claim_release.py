@@ -17,6 +17,8 @@ from tests.staff.conftest import pay
 
 ALICE = "user:alice"
 BOB = "user:bob"
+CAROL = "user:carol"
+DAVE = "user:dave"
 
 
 @pytest.fixture
@@ -77,22 +79,26 @@ def test_the_batch_takes_only_claims_of_ended_carts(batch, mongo_db, product):
     """Owners ``$in`` and carts ``$in`` match across pairs; only a claim a
     crash left on an ended cart can be met that way, and it is stale."""
     alice = pay(ALICE, sku="SNKR-42")
-    bob = pay(BOB, sku="SNKR-42")
-    # Bob has a live cart again (his claim replaced); a crash left Carol a
-    # claim on Alice's ended cart.
+    pay(BOB, sku="SNKR-42")
+    pay(CAROL, sku="SNKR-42")
+    # Bob has a live cart again: his claim names it, not a listed cart.
     bobs_new = cart_add_item(owner=BOB, sku="SNKR-42", quantity=1)
-    now = timezone.now()
+    # A crash left Carol's claim on Alice's ended cart: a listed owner and a
+    # listed cart, not a listed pair. Dave, not in the batch, has one too.
+    mongo_db.cart_owners.update_one(
+        {"_id": CAROL}, {"$set": {"cart_id": alice.cart_id}}
+    )
     mongo_db.cart_owners.insert_one(
-        {"_id": "user:carol", "cart_id": alice.cart_id, "at": now}
+        {"_id": DAVE, "cart_id": alice.cart_id, "at": timezone.now()}
     )
 
     owners.flush()
+
     assert claim_of(mongo_db, ALICE) is None
+    assert claim_of(mongo_db, CAROL) is None  # across the pairs: stale
     assert claim_of(mongo_db, BOB) == bobs_new.cart_id  # live: kept
-    # Not listed as an owner in the batch: left for Carol's next claim,
-    # which deletes it as stale.
-    assert claim_of(mongo_db, "user:carol") == alice.cart_id
-    assert bob.cart_id != bobs_new.cart_id
+    # Not a listed owner: left for Dave's next claim, which deletes it.
+    assert claim_of(mongo_db, DAVE) == alice.cart_id
 
 
 def test_a_full_queue_releases_at_once(settings, mongo_db, product):

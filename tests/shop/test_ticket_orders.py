@@ -212,6 +212,27 @@ def test_the_line_records_the_tag_each_seat_carries_and_checkout_sells_by_it(
     assert_clean()
 
 
+def test_checkout_of_seats_carrying_their_lines_tags_reads_no_seat_holds(
+    monkeypatch, mongo_db, show, now
+):
+    import booking.selectors
+    from booking.services import holds as hold_records
+
+    hold(ALICE, show, ((0, 0), (0, 1)), now)
+
+    def no_read(*args, **kwargs):
+        raise AssertionError("the cart's SeatHolds was read")
+
+    monkeypatch.setattr(booking.selectors, "_holds", no_read)
+    monkeypatch.setattr(hold_records, "read", no_read)
+    order = checkout(mongo_db, ALICE, now)
+    monkeypatch.undo()
+
+    assert order.state == PAID
+    assert sorted(sold_to(show)) == [(0, 0), (0, 1)]
+    assert_clean()
+
+
 def test_a_line_recorded_without_tags_checks_out_as_before(mongo_db, show, now):
     """A cart from before lines kept their seats' tags: checkout asks the
     cart's SeatHolds which seats are its own."""
