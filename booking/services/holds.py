@@ -39,6 +39,31 @@ def tag_of(key_: str) -> int:
     return int(key_[1:])
 
 
+def _entry_added(
+    oid: ObjectId,
+    cart_id: str,
+    tag: int,
+    seats: Sequence[Seat],
+    at: datetime,
+    origin: int,
+) -> dict:
+    """The update that adds the entry ``tag`` -> ``seats`` to the cart's
+    document (made by an upsert if need be). ``origin``: the state the seats
+    are taken from (see ``origin_of``)."""
+    entry: dict = {"seats": [list(s) for s in seats], "at": at}
+    if origin == BLOCKED:
+        entry["origin"] = BLOCKED
+    return {
+        "$set": {
+            f"holds.{key(tag)}": entry,
+            "session_id": oid,
+            "cart_id": cart_id,
+            "at": at,
+        },
+        "$inc": {"n": 1},
+    }
+
+
 def write_intent(
     oid: ObjectId,
     cart_id: str,
@@ -48,22 +73,10 @@ def write_intent(
     origin: int = FREE,
 ) -> bool:
     """Record that ``tag`` is about to be put on ``seats`` for the cart (one
-    upsert). ``origin``: the state the seats are taken from (see
-    ``origin_of``). Returns whether the document was created by this call."""
-    entry: dict = {"seats": [list(s) for s in seats], "at": now}
-    if origin == BLOCKED:
-        entry["origin"] = BLOCKED
+    upsert). Returns whether the document was created by this call."""
     result = holds_coll().update_one(
         {"_id": holds_id(oid, cart_id)},
-        {
-            "$set": {
-                f"holds.{key(tag)}": entry,
-                "session_id": oid,
-                "cart_id": cart_id,
-                "at": now,
-            },
-            "$inc": {"n": 1},
-        },
+        _entry_added(oid, cart_id, tag, seats, now, origin),
         upsert=True,
     )
     return result.upserted_id is not None
@@ -83,21 +96,10 @@ def restore_intent(
     it is written again if it is gone, so that every tag on a seat stays
     listed by its cart (checkout's proof by the line's tags relies on it,
     and refunds find their seats through it). Returns whether it was gone."""
-    entry: dict = {"seats": [list(s) for s in seats], "at": at}
-    if origin == BLOCKED:
-        entry["origin"] = BLOCKED
     try:
         result = holds_coll().update_one(
             {"_id": holds_id(oid, cart_id), f"holds.{key(tag)}": {"$exists": False}},
-            {
-                "$set": {
-                    f"holds.{key(tag)}": entry,
-                    "session_id": oid,
-                    "cart_id": cart_id,
-                    "at": at,
-                },
-                "$inc": {"n": 1},
-            },
+            _entry_added(oid, cart_id, tag, seats, at, origin),
             upsert=True,
         )
     except DuplicateKeyError:

@@ -584,3 +584,34 @@ def test_a_late_hold_whose_intent_stayed_writes_nothing_twice(
     doc = mongo_db.seat_holds.find_one({"cart_id": "cart-1"})
     assert doc["n"] == 2 and len(doc["holds"]) == 2
     assert session_invariant_violations() == []
+
+
+def test_a_hand_over_that_came_late_lists_its_new_tag_again(
+    monkeypatch, mongo_db, session_id
+):
+    from booking.services import holds as hold_records
+    from booking.services import seats as seat_services
+
+    services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 5), (0, 6)])
+    real_swap = seat_services.swap_states
+
+    def settle_first(*args, **kwargs):
+        now = timezone.now()
+        pruned = hold_records.seat_holds_settle(
+            before=now + timedelta(days=1), since=now - timedelta(days=1)
+        )
+        assert pruned == 1  # the target's intent: no seat carries its tag yet
+        return real_swap(*args, **kwargs)
+
+    monkeypatch.setattr(seat_services, "swap_states", settle_first)
+    monkeypatch.setattr(hold_records, "LATE_HOLD", timedelta(0))
+
+    moved = services.seats_transfer(
+        session_id=session_id, from_cart_id="cart-1", to_cart_id="cart-2"
+    )
+
+    assert moved.positions == ((0, 5), (0, 6))
+    assert held_by(session_id, "cart-2") == {(0, 5), (0, 6)}
+    assert session_invariant_violations() == []
+    doc = mongo_db.seat_holds.find_one({"cart_id": "cart-2"})
+    assert doc["n"] == 1 and len(doc["holds"]) == 1
