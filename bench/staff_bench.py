@@ -163,7 +163,7 @@ def order_doc(i: int, count: int, now, rng: random.Random) -> dict:
 
 def ensure_loaded(count: int) -> float | None:
     from shop.documents import Order
-    from staff.selectors.counters import counters_rebuild
+    from staff.services.recount import counters_rebuild
 
     mongo.ensure_indexes()
     orders = Order.coll()
@@ -236,7 +236,7 @@ def remove_added_orders() -> None:
     """The orders ``another_order`` made go, and the counters are recounted
     without them: the kept data is the loaded data again."""
     from shop.documents import Order
-    from staff.selectors.counters import counters_rebuild
+    from staff.services.recount import counters_rebuild
 
     if Order.coll().delete_many({"bench_added": True}).deleted_count:
         counters_rebuild()

@@ -10,12 +10,7 @@ from django.utils import timezone
 from shop.documents import REFUNDED
 from shop.services import settle
 from shop.services.orders import order_cancel
-from staff.selectors.counters import (
-    counter_problems,
-    counters_rebuild,
-    hour_figures,
-    recount,
-)
+from staff.selectors.counters import counter_problems, hour_figures, recount
 from staff.selectors.dashboard import dashboard
 from staff.services.counters import (
     BLOCK,
@@ -24,6 +19,7 @@ from staff.services.counters import (
     count_sale,
     counters,
 )
+from staff.services.recount import counters_rebuild
 from staff.tasks import sum_sales_days
 from tests.staff.conftest import pay
 
@@ -405,7 +401,7 @@ def test_buckets_counted_in_utc_hours_are_recounted_in_local_ones(
     change reads nothing."""
     from datetime import datetime
 
-    from staff.selectors.counters import counters_convert
+    from staff.services.recount import counters_convert
 
     at = datetime(2026, 11, 25, 18, 40, tzinfo=UTC)
     pay("anon:ann", sku=product, quantity=1, now=at)

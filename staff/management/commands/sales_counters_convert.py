@@ -1,5 +1,5 @@
 from config.management.base import MongoCommand
-from staff.selectors.counters import counters_convert
+from staff.services.recount import counters_convert
 
 
 class Command(MongoCommand):
