@@ -37,6 +37,7 @@ from shop.services.carts import (
 from shop.services.checkout import cart_checkout
 from shop.services.cleanup import carts_purge
 from shop.services.expiry import cart_expire, cart_release, carts_expire
+from shop.services.orders import order_cancel
 from shop.services.reconcile import reservations_reconcile
 from shop.services.tickets import (
     cart_hold_best_available,
@@ -126,7 +127,7 @@ class World:
 
 
 def pay(world, owner, cart_id):
-    cart_checkout(
+    return cart_checkout(
         owner=owner,
         cart_id=cart_id,
         email="hot@example.com",
@@ -290,6 +291,17 @@ def ticket_checkout(world):
     pay(world, *world.seat_cart())
 
 
+def cancel(world):
+    """A shopper's order canceled: refunded, its units back on sale."""
+    order = pay(world, *world.cart(quantity=2))
+    order_cancel(number=order.number, staff=True, now=world.now)
+
+
+def cancel_tickets(world):
+    order = pay(world, *world.seat_cart())
+    order_cancel(number=order.number, staff=True, now=world.now)
+
+
 def seat_holds_job(world):
     # Seat holds are stamped by the server's clock, not the shop's.
     now = timezone.now()
@@ -324,6 +336,8 @@ ACTIONS = [
     ("release seats", release_seats),
     ("seat map", seat_map_of_a_cart),
     ("ticket checkout", ticket_checkout),
+    ("cancel", cancel),
+    ("cancel tickets", cancel_tickets),
     ("seat holds settle", seat_holds_job),
     # Last: the best seats are wherever the hall's ranking puts them.
     ("hold best available", hold_best_available),

@@ -22,8 +22,7 @@ import logging
 from collections import defaultdict
 from datetime import datetime, timedelta
 
-from pymongo import ReturnDocument
-
+from config import compat
 from shop import events, faults
 from shop.documents import (
     ORDER_CANCELED,
@@ -114,8 +113,14 @@ def order_cancel(
 
 
 def _start_refund(order: Order, *, staff: bool, now: datetime) -> dict | None:
-    """``paid -> refunding`` (guarded on ``paid``); None if it was not paid."""
-    return orders().find_one_and_update(
+    """``paid -> refunding`` (guarded on ``paid``); None if it was not paid.
+
+    An update, then a read (``compat.update_then_read``), as every write of
+    a collection that only grows: a findAndModify on the Rust server takes
+    time growing with the orders (22 ms at 50,000 against 1.2 ms).
+    """
+    return compat.update_then_read(
+        orders(),
         {"_id": order.pk, "state": PAID},
         {
             "$set": {
@@ -125,7 +130,6 @@ def _start_refund(order: Order, *, staff: bool, now: datetime) -> dict | None:
                 "refund_reference": refund_reference(order),
             }
         },
-        return_document=ReturnDocument.AFTER,
     )
 
 
@@ -158,10 +162,10 @@ def _finish(order: Order, now: datetime) -> Order:
             {"_id": order.pk, "state": REFUNDING},
             {"$set": {f"lines.{i}.returned_at": now for i in indexes}},
         )
-    raw = orders().find_one_and_update(
+    raw = compat.update_then_read(
+        orders(),
         {"_id": order.pk, "state": REFUNDING},
         {"$set": {"state": REFUNDED, "refunded_at": now}},
-        return_document=ReturnDocument.AFTER,
     )
     if raw is not None:
         events.order_moved.send(
