@@ -69,7 +69,8 @@ def checkout(owner: str, cart_id: str):
         )
 
 
-_warm: set = set()
+# What this process has warmed: (cache, database name).
+_warm: set[tuple[str, str]] = set()
 _warming = threading.Lock()
 
 
@@ -81,11 +82,12 @@ def _catalog_warm(ctx) -> None:
     from catalog.selectors.pricing import names_warm
 
     with _warming:
-        if ctx.db.name in _warm:
+        key = ("names", ctx.db.name)
+        if key in _warm:
             return
         with monitor.uncounted():
             names_warm([marquee.sku(i) for i in range(ctx.run.params.products)])
-        _warm.add(ctx.db.name)
+        _warm.add(key)
 
 
 def _sessions_warm(ctx) -> None:

@@ -310,12 +310,14 @@ def seats_hold(
     cart_id = checks.cart_id(cart_id)
     oid = checks.session_oid(session_id)
     header = _known_header(oid)
+    # Started, or a seat off the map, as this process last read the
+    # session: ask the session itself.
     try:
-        if header["start"] <= _now():
-            raise SessionClosed()
         check_on_map(hall(header["layout_id"]).layout, positions)
-    except (SessionClosed, SeatOffMap):
-        # As this process last read the session: ask the session itself.
+        stale = header["start"] <= _now()
+    except SeatOffMap:
+        stale = True
+    if stale:
         header = _fresh_header(oid)
     was = BLOCKED if from_blocked else FREE
     for _ in range(RETRIES):

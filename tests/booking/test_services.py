@@ -542,12 +542,10 @@ def test_a_seat_of_a_layout_the_session_moved_to_since_is_held(
     assert hold.labels == ("Row B, seat 5",)
 
 
-def test_a_hold_whose_session_update_came_late_lists_its_tag_again(
-    monkeypatch, mongo_db, session_id
-):
-    """Settling pruned the hold's intent while its session update was late
-    (no seat carried the tag yet): once the seats carry it, the intent is
-    written again, so the tag stays listed by its cart."""
+def late_with_settle_between(monkeypatch) -> None:
+    """The next hold or hand-over is late: settling runs between its intent
+    and its session update and prunes that intent (the one entry no seat
+    carries yet), and every update counts as late (``LATE_HOLD`` 0)."""
     from booking.services import holds as hold_records
     from booking.services import seats as seat_services
 
@@ -558,11 +556,20 @@ def test_a_hold_whose_session_update_came_late_lists_its_tag_again(
         pruned = hold_records.seat_holds_settle(
             before=now + timedelta(days=1), since=now - timedelta(days=1)
         )
-        assert pruned == 1  # this hold's intent: no seat carries its tag yet
+        assert pruned == 1  # the new intent: no seat carries its tag yet
         return real_swap(*args, **kwargs)
 
     monkeypatch.setattr(seat_services, "swap_states", settle_first)
     monkeypatch.setattr(hold_records, "LATE_HOLD", timedelta(0))
+
+
+def test_a_hold_whose_session_update_came_late_lists_its_tag_again(
+    monkeypatch, mongo_db, session_id
+):
+    """Settling pruned the hold's intent while its session update was late
+    (no seat carried the tag yet): once the seats carry it, the intent is
+    written again, so the tag stays listed by its cart."""
+    late_with_settle_between(monkeypatch)
 
     services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 5), (0, 6)])
 
@@ -589,22 +596,8 @@ def test_a_late_hold_whose_intent_stayed_writes_nothing_twice(
 def test_a_hand_over_that_came_late_lists_its_new_tag_again(
     monkeypatch, mongo_db, session_id
 ):
-    from booking.services import holds as hold_records
-    from booking.services import seats as seat_services
-
     services.seats_hold(session_id=session_id, cart_id="cart-1", seats=[(0, 5), (0, 6)])
-    real_swap = seat_services.swap_states
-
-    def settle_first(*args, **kwargs):
-        now = timezone.now()
-        pruned = hold_records.seat_holds_settle(
-            before=now + timedelta(days=1), since=now - timedelta(days=1)
-        )
-        assert pruned == 1  # the target's intent: no seat carries its tag yet
-        return real_swap(*args, **kwargs)
-
-    monkeypatch.setattr(seat_services, "swap_states", settle_first)
-    monkeypatch.setattr(hold_records, "LATE_HOLD", timedelta(0))
+    late_with_settle_between(monkeypatch)
 
     moved = services.seats_transfer(
         session_id=session_id, from_cart_id="cart-1", to_cart_id="cart-2"
