@@ -5,6 +5,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# pytest-xdist workers for the suite: one per core; 0 runs it in this process.
+TEST_WORKERS ?= auto
 
 .PHONY: run test test-fallback engine lint format install clean
 
@@ -29,11 +31,11 @@ test: engine
 	scripts/ensure-chromium
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(PY) -m pytest $(ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) $(ARGS)
 
 ## The fallback's conformance: shop, booking and races on the Python server.
 test-fallback: $(STAMP)
-	MARQUEE_DB_ENGINE=python $(PY) -m pytest tests/shop tests/booking tests/concurrency $(ARGS)
+	MARQUEE_DB_ENGINE=python $(PY) -m pytest tests/shop tests/booking tests/concurrency -n $(TEST_WORKERS) $(ARGS)
 
 format: $(STAMP)
 	$(VENV)/bin/ruff check --fix .

@@ -1,11 +1,12 @@
 """Fixtures every Marquee test stands on: a real MongoDB-compatible server.
 
 The embedded SecantusDB daemon runs as a separate process for the whole test
-session (or ``MONGODB_URI`` names a server to use instead); every test gets a
-database of its own, with every index created, dropped afterwards. Which
-embedded server runs is ``MARQUEE_DB_ENGINE``'s choice (config/engine.py):
-the Rust server by default, the Python one for the fallback's conformance
-run; the report's header names it.
+session, one per pytest-xdist worker (or ``MONGODB_URI`` names a server to
+use instead); every test gets a database of its own, with every index
+created, dropped afterwards. Which embedded server runs is
+``MARQUEE_DB_ENGINE``'s choice (config/engine.py): the Rust server by
+default, the Python one for the fallback's conformance run; the report's
+header names it.
 """
 
 import os

@@ -93,7 +93,9 @@ def test_seat_map_version_moves_with_every_change_of_seats(session_id):
     assert selectors.seat_map_version(session_id=session_id) == first + 2
 
 
-@pytest.mark.parametrize("bad", [str(ObjectId()), "nope", {"$ne": None}])
+@pytest.mark.parametrize(
+    "bad", [pytest.param(str(ObjectId()), id="unknown"), "nope", {"$ne": None}]
+)
 def test_seat_map_of_an_unknown_session_raises_not_found(mongo_db, bad):
     with pytest.raises(SessionNotFound):
         selectors.seat_map(session_id=bad)

@@ -74,8 +74,8 @@ def test_seat_map_of_a_past_session_refuses_holds(client, mongo_db, session_id):
 @pytest.mark.parametrize(
     "path",
     [
-        f"/sessions/{ObjectId()}/",
-        f"/sessions/{ObjectId()}/map/",
+        pytest.param(f"/sessions/{ObjectId()}/", id="unknown"),
+        pytest.param(f"/sessions/{ObjectId()}/map/", id="unknown-map"),
         "/sessions/not-an-id/",
         "/sessions/%7B%22$ne%22:null%7D/",
     ],

@@ -275,7 +275,10 @@ def test_bad_seats_are_refused_and_leave_no_cart_and_no_hold(
     assert doc["held"] == 0 and doc["seatsAvailable"] == SMALL_SEATS
 
 
-@pytest.mark.parametrize("session_id", [str(ObjectId()), "nope", {"$ne": None}, 7])
+@pytest.mark.parametrize(
+    "session_id",
+    [pytest.param(str(ObjectId()), id="unknown"), "nope", {"$ne": None}, 7],
+)
 def test_an_unknown_session_is_refused_and_leaves_no_cart(mongo_db, now, session_id):
     with pytest.raises(SessionNotFound):
         cart_hold_seats(owner=ALICE, session_id=session_id, seats=((0, 1),), now=now)
