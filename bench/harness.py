@@ -180,6 +180,21 @@ class RunResult:
         return self.recording.cpu_s / (self.runtime_s + LEAD_S)
 
     @property
+    def cpu_per_flow_s(self) -> float | None:
+        """CPU seconds per completed flow: the daemon's, the load workers'
+        and (http) the web workers' together. Unlike flows/s it does not
+        depend on whether a level kept up with the offered rate, so two
+        levels compare by it in any hour."""
+        m = self.measures
+        if not self.completed or m.db_cpu_share is None or m.wall_s is None:
+            return None
+        web = 0.0
+        if m.web_cpu_share is not None:
+            web = m.web_cpu_share * m.wall_s
+        total = m.db_cpu_share * m.wall_s + self.recording.cpu_s + web
+        return total / self.completed
+
+    @property
     def errors(self) -> int:
         """Flows that ended in an exception rather than a domain refusal."""
         return sum(n for k, n in self.recording.kinds.items() if k.startswith("error"))
@@ -217,6 +232,8 @@ class Measures:
     # the largest one's high-water mark, and their CPU together.
     web_peak_kib: int | None = None
     web_cpu_share: float | None = None
+    # Seconds the shares above were taken over.
+    wall_s: float | None = None
 
 
 PING_EVERY_S = 0.1
@@ -276,6 +293,7 @@ class Watch:
             web_cpu_share=None
             if web_cpu is None or self._web_cpu is None
             else (web_cpu - self._web_cpu) / wall,
+            wall_s=wall,
         )
 
 

@@ -56,6 +56,10 @@ def _cpu(share: float | None) -> str:
     return "n/a" if share is None else f"{share:.0%} of a core"
 
 
+def _ms(seconds: float | None) -> str:
+    return "n/a" if seconds is None else f"{seconds * 1000:.1f} ms"
+
+
 def _machine(result) -> str:
     shares = result.measures.machine
     if shares is None:
@@ -124,6 +128,7 @@ def stats_table(scenario: Scenario, results: list[RunResult]) -> list[str]:
     if any(r.measures.web_peak_kib is not None for r in results):
         row("Peak RSS web worker", lambda r: _mib(r.measures.web_peak_kib))
         row("CPU web workers", lambda r: _cpu(r.measures.web_cpu_share))
+    row("CPU per flow (all)", lambda r: _ms(r.cpu_per_flow_s))
     row(
         "Load average (1 min)",
         lambda r: "{:.1f} -> {:.1f}".format(*r.measures.load_average),
@@ -216,14 +221,24 @@ def outcome_lines(result: RunResult) -> list[str]:
 
 
 def ratio_lines(results: list[RunResult]) -> list[str]:
+    """Each level against raw: flows/s (the issue's measure, at the offered
+    rate), and CPU per flow (the cost behind it, whatever the hour)."""
     raw = next((r for r in results if r.level == "raw"), None)
     if raw is None or raw.flows_per_s == 0:
         return []
-    return [
-        f"flows/s ratio {r.level}/raw: {r.flows_per_s / raw.flows_per_s:.2f}"
-        for r in results
-        if r.level != "raw"
-    ]
+    lines = []
+    for r in results:
+        if r.level == "raw":
+            continue
+        lines.append(
+            f"flows/s ratio {r.level}/raw: {r.flows_per_s / raw.flows_per_s:.2f}"
+        )
+        if r.cpu_per_flow_s and raw.cpu_per_flow_s:
+            lines.append(
+                f"CPU per flow {r.level}/raw: "
+                f"{r.cpu_per_flow_s / raw.cpu_per_flow_s:.2f}"
+            )
+    return lines
 
 
 def search_lines(level: str, search: SearchResult) -> list[str]:
@@ -280,6 +295,7 @@ def as_json(scenario: Scenario, results, searches, target: str) -> dict:
             "worker_peak_kib": r.recording.peak_kib,
             "web_peak_kib": r.measures.web_peak_kib,
             "web_cpu_share": r.measures.web_cpu_share,
+            "cpu_per_flow_s": r.cpu_per_flow_s,
             "setup": r.setup_note,
             "setup_s": r.setup_s,
             "check": None

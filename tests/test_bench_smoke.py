@@ -103,6 +103,13 @@ def test_quick_cart_runs_at_every_level_with_their_ratios_and_searches(tmp_path)
     assert results[0]["ops_per_flow"] == {SEED_OPS["cart"]: results[0]["users"]}
     assert "flows/s ratio services/raw:" in out
     assert "flows/s ratio http/raw:" in out
+    # What each level's flow cost, every process of it counted: the web
+    # workers' CPU is part of the http level's.
+    assert "CPU per flow services/raw:" in out
+    assert "CPU per flow http/raw:" in out
+    cost = {r["level"]: r["cpu_per_flow_s"] for r in results}
+    assert all(cost.values()), cost
+    assert cost["http"] > cost["services"] > cost["raw"], cost
     # The web workers were measured, and their commands counted per request.
     http = results[2]
     assert http["web_peak_kib"] and http["web_cpu_share"] is not None
