@@ -188,11 +188,8 @@ class RunResult:
         m = self.measures
         if not self.completed or m.db_cpu_share is None or m.wall_s is None:
             return None
-        web = 0.0
-        if m.web_cpu_share is not None:
-            web = m.web_cpu_share * m.wall_s
-        total = m.db_cpu_share * m.wall_s + self.recording.cpu_s + web
-        return total / self.completed
+        shares = m.db_cpu_share + (m.web_cpu_share or 0.0)
+        return (shares * m.wall_s + self.recording.cpu_s) / self.completed
 
     @property
     def errors(self) -> int:

@@ -48,7 +48,9 @@ def _blank() -> dict:
 
 
 def recount() -> dict[str, dict]:
-    """What every hour bucket should hold, from the orders alone."""
+    """What every hour bucket should hold, from the orders alone: its
+    figures and lists, and the hour it counts (``start``, not compared:
+    the bucket's id names it)."""
     buckets: dict[str, dict] = defaultdict(_blank)
     cursor = Order.coll().find(
         {"paid_at": {"$ne": None}},
@@ -66,7 +68,9 @@ def recount() -> dict[str, dict]:
         if order["state"] in ("refunding", "refunded") and order.get("canceled_at"):
             moves.append((order["canceled_at"], "refunded_orders", -1))
         for at, listed, sign in moves:
-            entry = buckets[bucket_of(order["number"], at)[0]]
+            bucket, start = bucket_of(order["number"], at)
+            entry = buckets[bucket]
+            entry["start"] = start
             entry[listed].add(order["number"])
             for name, value in sale_figures(order, sign).items():
                 entry[name] += value

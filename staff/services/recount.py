@@ -4,20 +4,10 @@ bulk load, and the conversion of an earlier version's counters (run by
 the recount itself is the selector ``staff.selectors.counters.recount``.
 """
 
-from datetime import UTC, datetime
-
 from django.conf import settings
 
 from staff.selectors.counters import FIELDS, LISTS, recount
 from staff.services.counters import counters, hour_start
-
-
-def _start_of(bucket: str) -> datetime:
-    """The hour of a bucket's id (``h:2030-01-15T12#400``, or
-    ``h:2030-01-15T18:30#400``: ``bucket_stamp``)."""
-    stamp = bucket[2:].partition("#")[0]
-    form = "%Y-%m-%dT%H:%M" if ":" in stamp else "%Y-%m-%dT%H"
-    return datetime.strptime(stamp, form).replace(tzinfo=UTC)
 
 
 def counters_rebuild() -> int:
@@ -32,7 +22,7 @@ def counters_rebuild() -> int:
         {
             "_id": bucket,
             "kind": "hour",
-            "start": _start_of(bucket),
+            "start": entry["start"],
             **{name: entry[name] for name in FIELDS},
             **{listed: sorted(entry[listed]) for listed in LISTS},
         }
