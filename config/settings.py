@@ -202,7 +202,7 @@ CART_RETENTION_DAYS = float(os.environ.get("MARQUEE_CART_RETENTION_DAYS", "7"))
 # What follows a payment (audit entry, sales counters, email) is announced
 # by each process's settler, in batches: every SHOP_SETTLE_SECONDS or as
 # soon as SHOP_SETTLE_BATCH orders wait; the reconciler announces a payment
-# whose outbox entry is older than SHOP_SETTLE_GRACE_SECONDS
+# whose paid order is still marked after SHOP_SETTLE_GRACE_SECONDS
 # (shop.services.settle). A paid cart's owner claim is released in the same
 # rhythm (shop.services.owners.release_later). SYNC: both at once, in the
 # checkout (tests).
@@ -210,6 +210,9 @@ SHOP_SETTLE_SYNC = _env_bool("MARQUEE_SETTLE_SYNC")
 SHOP_SETTLE_SECONDS = float(os.environ.get("MARQUEE_SETTLE_SECONDS", "0.2"))
 SHOP_SETTLE_BATCH = int(os.environ.get("MARQUEE_SETTLE_BATCH", "100"))
 SHOP_SETTLE_GRACE_SECONDS = int(os.environ.get("MARQUEE_SETTLE_GRACE", "60"))
+# Order numbers are reserved this many at a time per process
+# (shop.services.numbers): one write per block instead of one per order.
+ORDER_NUMBER_BLOCK = int(os.environ.get("MARQUEE_ORDER_NUMBER_BLOCK", "20"))
 
 # --- Browse --------------------------------------------------------------
 # The in-memory facet index of each department (catalog.selectors.

@@ -247,6 +247,10 @@ class Order(Document):
     payment_reference = me.StringField()
     created_at = me.DateTimeField(required=True)
     paid_at = me.DateTimeField()
+    # The outbox (shop.services.settle): set by the write that marks the
+    # order paid, unset once its payment has been announced.
+    announce_at = me.DateTimeField()
+    announce_context = me.DictField(default=None)
     canceled_at = me.DateTimeField()
     # A paid order canceled: who asked ("owner" or "staff"), the refund's
     # reference with the provider, and when the money went back.
@@ -270,27 +274,9 @@ class Order(Document):
             {"fields": ["lines.key", "state"]},
             # Cancellations left half-way (the reconciler finishes them).
             {"fields": ["state", "canceled_at"]},
+            # Payments no settler announced (the reconciler's sweep).
+            {"fields": ["announce_at"], "sparse": True},
         ],
-    }
-
-
-class PaymentToAnnounce(Document):
-    """A paid order whose payment is not yet announced (the outbox of
-    shop.services.settle): written right after the order is marked paid,
-    deleted once ``events.orders_paid`` has run for it. A small document of
-    its own, so that neither costs a rewrite of the order."""
-
-    order_id = me.ObjectIdField(primary_key=True)
-    at = me.DateTimeField(required=True)
-    # What listeners asked to keep of the context the payment was taken in
-    # (settle.keep_context: the back office's actor), set again when the
-    # reconciler announces it.
-    context = me.DictField()
-
-    meta = {
-        "collection": "payments_to_announce",
-        # The reconciler's sweep: those left longer than the grace.
-        "indexes": [{"fields": ["at"]}],
     }
 
 

@@ -29,7 +29,7 @@ class StaffConfig(AppConfig):
         )
         events.cart_moved.connect(trail.on_cart_moved, dispatch_uid="staff.cart")
         # A payment the reconciler announces is put on the trail under the
-        # actor who took it (a box office clerk), kept with its outbox entry.
+        # actor who took it (a box office clerk), kept with its order's mark.
         from shop.services import settle
         from staff.services.audit import current_actor, set_actor
 

@@ -39,7 +39,6 @@ from decimal import Decimal
 
 from bson.decimal128 import Decimal128
 from django.utils import timezone
-from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
 from config import compat
@@ -55,7 +54,7 @@ from shop.cart_state import (
     open_filter,
     refusal,
 )
-from shop.documents import PAID, PENDING_PAYMENT, Order, Sequence
+from shop.documents import PAID, PENDING_PAYMENT, Order
 from shop.errors import (
     AddressNeeded,
     CartEmpty,
@@ -90,36 +89,14 @@ from shop.services.common import (
     utcnow,
 )
 from shop.services.expiry import cart_expire
+from shop.services.numbers import next_order_number
 
 log = logging.getLogger("marquee.shop.checkout")
 
 CURRENCY = "GBP"
-# Order numbers start here so that they all have the same width for a while.
-_FIRST_NUMBER = 100001
 
 
 _money = money
-
-
-def _next_order_number() -> str:
-    """A short, unique, human-friendly number: MQ-100001, MQ-100002, ..."""
-    for _ in range(5):
-        try:
-            seq = Sequence.coll().find_one_and_update(
-                {"_id": "order_number"},
-                {"$inc": {"value": 1}},
-                upsert=True,
-                return_document=ReturnDocument.AFTER,
-            )
-        except DuplicateKeyError:
-            continue  # two first-ever upserts raced; the counter exists now
-        if seq is None:
-            # The Rust server may answer an upsert that raced another first
-            # one with no document (seen under a flash sale's first orders);
-            # a number skipped is harmless, a number is unique by its index.
-            continue
-        return f"MQ-{_FIRST_NUMBER - 1 + seq['value']}"
-    raise RuntimeError("could not allocate an order number")
 
 
 def _paid_order(owner: str, cart_id: str, now: datetime) -> Order | None:
@@ -405,7 +382,7 @@ def _insert_order(run: _Run, details: dict, now) -> dict | None:
     cart's order is closed."""
     cart = run.cart
     son = {
-        "number": _next_order_number(),
+        "number": next_order_number(),
         "cart_id": cart.cart_id,
         "owner": cart.owner,
         "token": secrets.token_urlsafe(24),
@@ -454,14 +431,16 @@ def _record_attempt(order_pk, *, reference, outcome, message, card, now) -> None
 
 
 def _mark_paid(order: dict, charge: Charge, attempt: dict | None, now):
-    """Step 5: ``pending_payment -> paid`` with the charge (and ``attempt``,
-    in the same write); the paid order, or None if it was paid already."""
+    """Step 5: ``pending_payment -> paid`` with the charge (and ``attempt``),
+    marked to be announced (``settle.to_announce``: the outbox), all in one
+    write; the paid order, or None if it was paid already."""
     update: dict = {
         "$set": {
             "state": PAID,
             "paid_at": now,
             "payment_provider": charge.provider,
             "payment_reference": charge.reference,
+            **settle.to_announce(now),
         }
     }
     if attempt is not None:
@@ -505,22 +484,21 @@ def _fulfil(
     """
     paid = None if charge is None else _mark_paid(order, charge, attempt, now)
     if paid is not None:
-        # Paid, not yet announced: a run that stops here (its cart still
-        # pending) leaves the announcement to whoever finishes the checkout
-        # (the branch below). From ``later`` on, the payment is the
-        # settler's, or the reconciler's (``orders_settle``).
+        # Paid and marked to be announced, in one write: a run that stops
+        # here leaves the announcement to the reconciler
+        # (``settle.orders_settle``), or to this process's settler.
         faults.point("checkout.after_paid_write")
-        settle.later(paid, now)
+        settle.later(paid)
     else:
         # Finishing an order paid before (by a run that stopped, or a
-        # recovery that found the charge while this run was charging):
-        # announced again, in case that run stopped before it did (each
-        # receiver does its part once). As it is now: ``order`` may be this
-        # run's pending copy, and an order canceled before a late charge
-        # landed is not paid, so not announced.
+        # recovery that found the charge while this run was charging): its
+        # paid write marked it, and the settler may announce it sooner than
+        # the reconciler (each receiver does its part once). As it is now:
+        # ``order`` may be this run's pending copy, and an order canceled
+        # before a late charge landed is not paid, so not announced.
         order = orders().find_one({"_id": order["_id"]})
         if order is not None and order.get("paid_at"):
-            settle.later(order, now)
+            settle.later(order)
     faults.point("checkout.after_paid")
     if cart is None:
         cart = load_cart(carts().find_one({"_id": cart_id}))

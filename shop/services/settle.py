@@ -6,20 +6,19 @@ each a receiver of ``events.orders_paid``. Written inside the checkout,
 one command each and a queued task, for every order, they weighed on every
 checkout; written together they cost a command per batch:
 
-* Right after the write that marks the order paid, a small
-  ``PaymentToAnnounce`` (``_id``: the order's) records that its payment
-  is to be announced: the outbox. A crash before it leaves the cart
-  pending, and whoever finishes that checkout announces the payment
-  through ``later`` too.
+* The write that marks the order paid also marks it to be announced: its
+  ``announce_at`` and ``announce_context`` (``to_announce``). That mark is
+  the outbox; it is part of the paid write, so a paid order is never
+  without it until it has been announced, and it costs no write of its own.
 * The checkout hands the order to this process's settler, a batching queue
   (config.batching) that announces what waits every
   ``SHOP_SETTLE_SECONDS`` or as soon as ``SHOP_SETTLE_BATCH`` orders wait:
   one audit insert, one counter update per hour bucket and one email task
-  for all of them. Then one delete removes their outbox entries.
+  for all of them. Then one update takes the mark off their orders.
 * What no settler announced (its process stopped, its queue was full, a
-  receiver or the database failed) the reconciler announces: every entry
-  older than ``SHOP_SETTLE_GRACE_SECONDS`` (``orders_settle``), in the
-  context the payment was taken in: the outbox entry keeps what the
+  receiver or the database failed) the reconciler announces: every order
+  marked longer than ``SHOP_SETTLE_GRACE_SECONDS`` ago (``orders_settle``),
+  in the context the payment was taken in: the mark keeps what the
   listeners asked to keep of it (``keep_context``: the back office's actor,
   a box office clerk), so the audit trail names the same person whoever
   announces the payment.
@@ -28,7 +27,7 @@ Exactly once per order: every receiver does its part once per order (the
 audit entry's ``_id`` is the order's, a bucket lists the numbers it
 counted, an email is recorded as sent), so an order announced twice, by a
 slow settler and the reconciler, or again after a crash between the
-announcement and the delete, is recorded, counted and mailed once.
+announcement and the unmarking, is recorded, counted and mailed once.
 
 ``SHOP_SETTLE_SYNC`` (the tests) announces each order at once, in the
 checkout, through the same ``settle``.
@@ -43,11 +42,10 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.utils import timezone
-from pymongo.errors import DuplicateKeyError
 
 from config.batching import BatchWriter, PerProcess
 from shop import events
-from shop.documents import Order, PaymentToAnnounce
+from shop.documents import Order
 
 log = logging.getLogger("marquee.shop.settle")
 
@@ -59,12 +57,11 @@ def _orders():
     return Order.coll()
 
 
-def _outbox():
-    return PaymentToAnnounce.coll()
+# The mark taken off an announced order.
+_UNMARK = {"$unset": {"announce_at": "", "announce_context": ""}}
 
-
-# name -> (save, restore): what the outbox entry keeps of the context the
-# payment was taken in (``keep_context``).
+# name -> (save, restore): what the mark keeps of the context the payment
+# was taken in (``keep_context``).
 _kept: dict[str, tuple[Callable[[], object], Callable[[object], None]]] = {}
 
 
@@ -72,14 +69,14 @@ def keep_context(
     name: str, *, save: Callable[[], object], restore: Callable[[object], None]
 ) -> None:
     """Keep ``save()`` (a BSON value read from the payer's context) with
-    each outbox entry, and ``restore`` it in the context the reconciler
-    announces that entry in. For listeners that read the context (the back
+    each order's mark, and ``restore`` it in the context the reconciler
+    announces that order in. For listeners that read the context (the back
     office's actor): the shop does not know what they read."""
     _kept[name] = (save, restore)
 
 
 def _context_of(kept: dict | None) -> contextvars.Context:
-    """A context with what an outbox entry kept set again (a new context:
+    """A context with what an order's mark kept set again (a new context:
     nothing of the reconciler's own leaks into it)."""
     context = contextvars.Context()
     for name, value in (kept or {}).items():
@@ -88,16 +85,18 @@ def _context_of(kept: dict | None) -> contextvars.Context:
     return context
 
 
-def later(order: dict, now: datetime) -> None:
-    """Announce ``order``, just marked paid, with this process's next batch
-    (at once with ``SHOP_SETTLE_SYNC``), once its outbox entry is written.
-    Raises only if that write fails: the checkout then stops with its cart
-    pending, which its recovery finishes."""
+def to_announce(now: datetime) -> dict:
+    """The fields that mark an order to be announced: the paid write sets
+    them (``shop.services.checkout``), with what ``keep_context`` asked to
+    keep of the payer's context."""
     kept = {name: save() for name, (save, _) in _kept.items()}
-    try:
-        _outbox().insert_one({"_id": order["_id"], "at": now, "context": kept})
-    except DuplicateKeyError:
-        pass  # a run before this one wrote it
+    return {"announce_at": now, "announce_context": kept}
+
+
+def later(order: dict) -> None:
+    """Announce ``order`` with this process's next batch (at once with
+    ``SHOP_SETTLE_SYNC``). Its paid write marked it, so a batch that never
+    runs leaves it to the reconciler."""
     item = (order, contextvars.copy_context())
     try:
         if settings.SHOP_SETTLE_SYNC:
@@ -109,12 +108,11 @@ def later(order: dict, now: datetime) -> None:
 
 
 def settle(paid: list[tuple[dict, contextvars.Context | None]]) -> int:
-    """Announce ``paid`` (``events.orders_paid``), then delete their outbox
-    entries; how many. If a receiver fails, every entry stays for the
+    """Announce ``paid`` (``events.orders_paid``), then take their orders'
+    marks off; how many. If a receiver fails, every mark stays for the
     reconciler (the receivers that succeeded do nothing the second time)."""
-    # Only a paid order is announced. A copy without ``paid_at`` is either
-    # out of date or of an order never paid: its entry stays for the
-    # reconciler, which reads the order afresh and drops it if unpaid.
+    # Only a paid order is announced. A copy without ``paid_at`` is out of
+    # date (the order's own paid write marked it, for the reconciler).
     paid = [(order, context) for order, context in paid if order.get("paid_at")]
     if not paid:
         return 0
@@ -132,14 +130,16 @@ def settle(paid: list[tuple[dict, contextvars.Context | None]]) -> int:
         )
     if failed:
         return 0
-    _outbox().delete_many({"_id": {"$in": [order["_id"] for order, _ in paid]}})
+    _orders().update_many(
+        {"_id": {"$in": [order["_id"] for order, _ in paid]}}, _UNMARK
+    )
     return len(paid)
 
 
 def orders_settle(*, now: datetime | None = None) -> int:
-    """The reconciler's part: announce every payment whose outbox entry is
-    older than the grace (a settler would have long since), each in the
-    context its entry kept; how many.
+    """The reconciler's part: announce every paid order marked longer ago
+    than the grace (a settler would have long since), each in the context
+    its mark kept; how many.
 
     An order a batch could not announce is tried on its own, so one that
     fails stays for the next run without holding back the others; the
@@ -148,32 +148,55 @@ def orders_settle(*, now: datetime | None = None) -> int:
     before = now - timedelta(seconds=settings.SHOP_SETTLE_GRACE_SECONDS)
     done = 0
     while True:
-        waiting = {
-            entry["_id"]: entry.get("context")
-            for entry in _outbox()
-            .find({"at": {"$lt": before}}, {"_id": 1, "context": 1})
-            .sort("at", 1)
+        waiting = list(
+            _orders()
+            .find({"announce_at": {"$lt": before}})
+            .sort("announce_at", 1)
             .limit(SWEEP_BATCH)
-        }
+        )
         if not waiting:
             return done
-        found = list(_orders().find({"_id": {"$in": list(waiting)}}))
-        paid = [order for order in found if order.get("paid_at")]
-        # Nothing to announce: an order deleted since, or one that was
-        # never paid (a late charge's run wrote its entry before it found
-        # the order canceled).
-        nothing = set(waiting) - {order["_id"] for order in paid}
-        if nothing:
-            _outbox().delete_many({"_id": {"$in": list(nothing)}})
-        items = [(order, _context_of(waiting[order["_id"]])) for order in paid]
+        items = [
+            (order, _context_of(order.get("announce_context"))) for order in waiting
+        ]
         settled = settle(items)
-        if items and not settled:
+        if not settled:
             settled = sum(settle([item]) for item in items)
             if not settled:
                 return done
         done += settled
         if len(waiting) < SWEEP_BATCH:
             return done
+
+
+def outbox_convert() -> int:
+    """Earlier versions kept the outbox as a collection of its own
+    (``payments_to_announce``, one entry per paid order, written after the
+    paid write): mark each entry's order, if paid, then delete the entry,
+    and drop the collection once empty; how many orders were marked.
+    Idempotent (a crash in between marks again, guarded on the mark)."""
+    old = _orders().database[_OLD_OUTBOX]
+    marked = 0
+    for entry in old.find():
+        marked += (
+            _orders()
+            .update_one(
+                {"_id": entry["_id"], "paid_at": {"$ne": None}, "announce_at": None},
+                {
+                    "$set": {
+                        "announce_at": entry["at"],
+                        "announce_context": entry.get("context") or {},
+                    }
+                },
+            )
+            .modified_count
+        )
+        old.delete_one({"_id": entry["_id"]})
+    old.drop()
+    return marked
+
+
+_OLD_OUTBOX = "payments_to_announce"
 
 
 # --- this process's settler ----------------------------------------------

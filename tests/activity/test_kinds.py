@@ -3,7 +3,6 @@ fields and nothing sensitive."""
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.utils import timezone
 
 from activity import kinds
 from activity.services.partitions import INDEXES
@@ -122,7 +121,7 @@ def test_a_paid_order_logs_its_lines_once_and_nothing_sensitive(
     assert client.post("/checkout/", checkout_data(cart_id)).status_code == 302
     order = mongo_db.orders.find_one()
     # The reconciler finishing the same checkout announces it again.
-    settle.later(order, timezone.now())
+    settle.later(order)
 
     [paid] = logged(mongo_db, type=kinds.ORDER)
     assert paid["_id"] == f"order:{order['_id']}"

@@ -17,6 +17,7 @@ from shop.errors import (
     PricesChanged,
 )
 from shop.selectors.invariants import invariant_problems
+from shop.services import numbers
 from shop.services.carts import cart_add_item, cart_remove_item
 from shop.services.checkout import cart_checkout
 from shop.services.common import lease_time
@@ -86,25 +87,60 @@ def test_a_double_submit_returns_the_same_order_and_charges_once(mongo_db, cart,
 
 
 def test_order_numbers_are_sequential_and_unique(mongo_db, product, now):
-    numbers = []
+    made = []
     for owner in ("anon:a", "anon:b", "anon:c"):
         cart = cart_add_item(owner=owner, sku=product, quantity=1, now=now)
-        numbers.append(checkout(cart.cart_id, owner=owner, now=now).number)
+        made.append(checkout(cart.cart_id, owner=owner, now=now).number)
 
-    assert numbers == ["MQ-100001", "MQ-100002", "MQ-100003"]
+    assert made == ["MQ-100001", "MQ-100002", "MQ-100003"]
+
+
+def test_order_numbers_are_reserved_a_block_at_a_time(mongo_db, product, now, settings):
+    """One write reserves a process's next block; a process that starts
+    afresh (its block forgotten) takes the next block, skipping what the
+    last one left: a gap, never a repeat."""
+    settings.ORDER_NUMBER_BLOCK = 3
+    made = []
+    for n in range(5):
+        if n == 2:
+            numbers.forget()  # the process restarted after two orders
+        owner = f"anon:{n}"
+        cart = cart_add_item(owner=owner, sku=product, quantity=1, now=now)
+        made.append(checkout(cart.cart_id, owner=owner, now=now).number)
+
+    assert made == ["MQ-100001", "MQ-100002", "MQ-100004", "MQ-100005", "MQ-100006"]
+    assert mongo_db.sequences.find_one({"_id": "order_number"})["value"] == 6
+
+
+def test_processes_racing_for_order_numbers_never_share_one(race, settings):
+    settings.ORDER_NUMBER_BLOCK = 2
+    handed = race(_numbers, [(5,)] * 4)
+
+    every = [number for batch in handed for number in batch]
+    assert len(set(every)) == len(every) == 20
+    # Each process's numbers rise, a block of two at a time.
+    assert all(batch == sorted(batch) for batch in handed)
+
+
+def _numbers(count: int) -> list[str]:
+    from django.conf import settings
+
+    settings.ORDER_NUMBER_BLOCK = 2
+    return [numbers.next_order_number() for _ in range(count)]
 
 
 def test_a_number_handed_out_again_after_a_restore_is_charged_afresh(
     mongo_db, product, now
 ):
-    # A backup restored: the orders made after it, and the sequence's
-    # increments, are gone; the payment provider (outside the database)
-    # still has their charges, which the test gateway's collection stands
-    # for here.
+    # A backup taken before any order, then restored: the order made after
+    # it, and the sequence's block reserved for it, are gone, and the shop's
+    # processes start afresh; the payment provider (outside the database)
+    # still has its charge, which the test gateway's collection stands for.
     cart = cart_add_item(owner="anon:a", sku=product, quantity=1, now=now)
     lost = checkout(cart.cart_id, owner="anon:a", now=now)
     mongo_db.orders.delete_one({"_id": lost.pk})
-    mongo_db.sequences.update_one({"_id": "order_number"}, {"$inc": {"value": -1}})
+    mongo_db.sequences.delete_one({"_id": "order_number"})
+    numbers.forget()
 
     cart = cart_add_item(owner="anon:b", sku=product, quantity=1, now=now)
     order = checkout(cart.cart_id, owner="anon:b", now=now)

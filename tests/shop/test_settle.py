@@ -2,20 +2,22 @@
 
 The suite's other tests announce each payment at once
 (``SHOP_SETTLE_SYNC``); these run the settler as ``serve`` does: a paid
-order waits in the process's queue, its outbox entry written, until a batch
-announces it, and the reconciler announces what no settler did. Whoever announces, and
-however often, each paid order has one audit entry, is counted once and
-gets one confirmation.
+order waits in the process's queue, marked to be announced by its paid
+write, until a batch announces it, and the reconciler announces what no
+settler did. Whoever announces, and however often, each paid order has one
+audit entry, is counted once and gets one confirmation.
 """
 
 from datetime import timedelta
 
 import pytest
+from bson import ObjectId
 from django.core import mail
 from django.utils import timezone
 
 from accounts.documents import SentEmail
 from shop import events
+from shop.documents import Order
 from shop.services import settle
 from shop.services.reconcile import reservations_reconcile
 from staff.selectors.counters import counter_problems, hour_figures
@@ -50,9 +52,15 @@ def paid_entries(mongo_db, order) -> list[dict]:
     )
 
 
+def marked(mongo_db, order) -> bool:
+    """The order is still marked to be announced (the outbox)."""
+    doc = mongo_db.orders.find_one({"_id": order.pk})
+    return "announce_at" in doc and "announce_context" in doc
+
+
 def announced_once(mongo_db, orders) -> None:
     """Each order: one audit entry, counted once, one confirmation, and its
-    outbox entry gone."""
+    mark taken off."""
     hour = hour_figures(orders[0].paid_at)
     assert sorted(hour["paid"]) == sorted(o.number for o in orders)
     assert hour["orders"] == len(orders)
@@ -60,10 +68,10 @@ def announced_once(mongo_db, orders) -> None:
     for order in orders:
         assert len(paid_entries(mongo_db, order)) == 1
         assert SentEmail.objects(key=f"{order.number}|paid").count() == 1
-        assert mongo_db.payments_to_announce.find_one({"_id": order.pk}) is None
+        assert not marked(mongo_db, order)
 
 
-def test_payments_wait_in_the_outbox_until_one_batch_announces_them(
+def test_paid_orders_wait_marked_until_one_batch_announces_them(
     settler, mongo_db, product
 ):
     orders = [pay(f"anon:{name}", sku=product) for name in ("ann", "bob", "cy")]
@@ -72,7 +80,7 @@ def test_payments_wait_in_the_outbox_until_one_batch_announces_them(
     assert settler.stats().queued == 3
     for order in orders:
         assert order.state == "paid"
-        assert mongo_db.payments_to_announce.find_one({"_id": order.pk})
+        assert marked(mongo_db, order)
         assert paid_entries(mongo_db, order) == []
     assert mongo_db.sales_counters.count_documents({}) == 0
     assert mail.outbox == []
@@ -138,7 +146,7 @@ def test_a_receiver_that_fails_leaves_the_orders_to_the_reconciler(
     finally:
         events.orders_paid.disconnect(dispatch_uid="test.refuses")
     # The other receivers ran; the payment is still to announce.
-    assert mongo_db.payments_to_announce.find_one({"_id": order.pk})
+    assert marked(mongo_db, order)
 
     later = timezone.now() + timedelta(seconds=61)
     assert settle.orders_settle(now=later) == 1
@@ -218,17 +226,18 @@ def test_a_stale_or_unpaid_copy_is_never_announced_and_holds_nothing_back(
     never = mongo_db.orders.find_one({"cart_id": cart.cart_id})
     bob = pay("anon:bob", sku=product)
     now = timezone.now()
-    settle.later(stale, now)
-    settle.later(never, now)
+    settle.later(stale)
+    settle.later(never)
 
     assert settle.flush() == 1  # bob's; neither copy is announced
     assert paid_entries(mongo_db, ann) == []
 
-    # The reconciler reads each order afresh: ann's payment is announced,
-    # the entry of the order never paid is dropped, and neither stops it.
+    # The reconciler reads each marked order afresh: ann's payment is
+    # announced; the order never paid was never marked.
+    assert "announce_at" not in mongo_db.orders.find_one({"_id": never["_id"]})
     assert settle.orders_settle(now=now + timedelta(seconds=61)) == 1
     announced_once(mongo_db, [ann, bob])
-    assert mongo_db.payments_to_announce.count_documents({}) == 0
+    assert mongo_db.orders.count_documents({"announce_at": {"$exists": True}}) == 0
     assert "dee@example.com" not in [m.to[0] for m in mail.outbox]
     assert mongo_db.audit.count_documents({"object_id": never["number"]}) == 0
 
@@ -250,7 +259,7 @@ def test_an_order_that_cannot_be_announced_holds_back_no_other(
         assert settle.orders_settle(now=later) == 2
     finally:
         events.orders_paid.disconnect(dispatch_uid="test.refuses_one")
-    assert mongo_db.payments_to_announce.find_one({"_id": orders[1].pk})
+    assert marked(mongo_db, orders[1])
     assert settle.orders_settle(now=later) == 1  # the next run announces it
     announced_once(mongo_db, orders)
 
@@ -296,3 +305,72 @@ def test_a_run_resuming_after_a_recovery_paid_its_order_announces_it_as_it_is(
     assert order.state == "paid"
     assert settle.flush() == 3  # the recovery's, the resumed run's and bob's
     announced_once(mongo_db, [order, bob])
+
+
+def test_a_checkout_stopped_right_after_its_paid_write_is_announced_by_the_reconciler(
+    settler, mongo_db, product
+):
+    """The paid write marks the order itself: no moment after it where a
+    paid order could be left unannounced."""
+    from shop import faults
+    from shop.services.carts import cart_add_item
+    from shop.services.checkout import cart_checkout
+    from tests.shop.factories import SHIPPING, card
+
+    cart = cart_add_item(owner="anon:ann", sku=product, quantity=1)
+    faults.arm("checkout.after_paid_write")
+    try:
+        with pytest.raises(faults.InjectedFault):
+            cart_checkout(
+                owner="anon:ann",
+                cart_id=cart.cart_id,
+                email="ann@example.com",
+                shipping=SHIPPING,
+                card=card(),
+            )
+    finally:
+        faults.disarm()
+    assert settler.stats().queued == 0  # the run stopped before handing it over
+    doc = mongo_db.orders.find_one({"cart_id": cart.cart_id})
+    assert doc["state"] == "paid" and doc["announce_at"] == doc["paid_at"]
+
+    later = timezone.now() + timedelta(seconds=61)
+    assert settle.orders_settle(now=later) == 1
+    order = Order.objects.get(pk=doc["_id"])
+    announced_once(mongo_db, [order])
+
+
+def test_an_earlier_versions_outbox_is_moved_onto_the_orders_once(
+    settler, mongo_db, product
+):
+    """``convert_data``: each entry of the old ``payments_to_announce``
+    marks its order if paid (with the context it kept), is deleted, and
+    the collection goes; a second run finds nothing."""
+    from django.core.management import call_command
+
+    with acting_as("staff:bob", "walk-in"):
+        order = pay("anon:ann", sku=product)
+    settler.discard()
+    doc = mongo_db.orders.find_one({"_id": order.pk})
+    kept = doc["announce_context"]
+    # The shape of before: no mark on the order, an entry of its own; and
+    # an entry whose order was never paid.
+    mongo_db.orders.update_one(
+        {"_id": order.pk}, {"$unset": {"announce_at": "", "announce_context": ""}}
+    )
+    at = timezone.now() - timedelta(minutes=5)
+    unpaid = ObjectId()
+    mongo_db.payments_to_announce.insert_many(
+        [{"_id": order.pk, "at": at, "context": kept}, {"_id": unpaid, "at": at}]
+    )
+
+    assert settle.outbox_convert() == 1
+    assert settle.outbox_convert() == 0
+    call_command("convert_data", verbosity=0)  # a current database: nothing
+    assert "payments_to_announce" not in mongo_db.list_collection_names()
+    assert marked(mongo_db, order)
+
+    assert settle.orders_settle() == 1
+    announced_once(mongo_db, [order])
+    (entry,) = paid_entries(mongo_db, order)
+    assert (entry["actor"], entry["reason"]) == ("staff:bob", "walk-in")

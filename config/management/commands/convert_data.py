@@ -9,15 +9,16 @@ CONVERSIONS = (
     "convert_sessions",
     "store_stock_migrate",
     "sales_counters_convert",
+    "outbox_convert",
 )
 
 
 class Command(MongoCommand):
     help = (
         "Convert data of an earlier version's shape (stock holds, sessions, "
-        "store stock, sales counters) to this version's. Idempotent; `serve` "
-        "runs it before any worker starts, so an upgraded database is "
-        "converted with the shop stopped."
+        "store stock, sales counters, the payments' outbox) to this "
+        "version's. Idempotent; `serve` runs it before any worker starts, so "
+        "an upgraded database is converted with the shop stopped."
     )
 
     def handle(self, *args, **options):
