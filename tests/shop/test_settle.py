@@ -52,6 +52,29 @@ def paid_entries(mongo_db, order) -> list[dict]:
     )
 
 
+def checkout_stopped_at(point: str, *, owner: str, sku: str):
+    """A cart of one unit whose checkout stops at fault ``point``; the cart."""
+    from shop import faults
+    from shop.services.carts import cart_add_item
+    from shop.services.checkout import cart_checkout
+    from tests.shop.factories import SHIPPING, card
+
+    cart = cart_add_item(owner=owner, sku=sku, quantity=1)
+    faults.arm(point)
+    try:
+        with pytest.raises(faults.InjectedFault):
+            cart_checkout(
+                owner=owner,
+                cart_id=cart.cart_id,
+                email=f"{owner.partition(':')[2]}@example.com",
+                shipping=SHIPPING,
+                card=card(),
+            )
+    finally:
+        faults.disarm()
+    return cart
+
+
 def marked(mongo_db, order) -> bool:
     """The order is still marked to be announced (the outbox)."""
     doc = mongo_db.orders.find_one({"_id": order.pk})
@@ -272,25 +295,10 @@ def test_a_run_resuming_after_a_recovery_paid_its_order_announces_it_as_it_is(
     resumes with its pending copy of the order. What it announces must be
     the paid order, or the batch it joins would fail on a copy without
     ``paid_at``."""
-    from shop import faults
     from shop.payments import charge_reference, provider
-    from shop.services.carts import cart_add_item
-    from shop.services.checkout import _fulfil, cart_checkout, checkout_recover
-    from tests.shop.factories import SHIPPING, card
+    from shop.services.checkout import _fulfil, checkout_recover
 
-    cart = cart_add_item(owner="anon:ann", sku=product, quantity=1)
-    faults.arm("checkout.after_charge")
-    try:
-        with pytest.raises(faults.InjectedFault):
-            cart_checkout(
-                owner="anon:ann",
-                cart_id=cart.cart_id,
-                email="ann@example.com",
-                shipping=SHIPPING,
-                card=card(),
-            )
-    finally:
-        faults.disarm()
+    cart = checkout_stopped_at("checkout.after_charge", owner="anon:ann", sku=product)
     pending = mongo_db.orders.find_one({"cart_id": cart.cart_id})
     assert pending["state"] == "pending_payment"
     charge = provider(pending.get("payment_method")).lookup(
@@ -312,24 +320,8 @@ def test_a_checkout_stopped_right_after_its_paid_write_is_announced_by_the_recon
 ):
     """The paid write marks the order itself: no moment after it where a
     paid order could be left unannounced."""
-    from shop import faults
-    from shop.services.carts import cart_add_item
-    from shop.services.checkout import cart_checkout
-    from tests.shop.factories import SHIPPING, card
-
-    cart = cart_add_item(owner="anon:ann", sku=product, quantity=1)
-    faults.arm("checkout.after_paid_write")
-    try:
-        with pytest.raises(faults.InjectedFault):
-            cart_checkout(
-                owner="anon:ann",
-                cart_id=cart.cart_id,
-                email="ann@example.com",
-                shipping=SHIPPING,
-                card=card(),
-            )
-    finally:
-        faults.disarm()
+    point = "checkout.after_paid_write"
+    cart = checkout_stopped_at(point, owner="anon:ann", sku=product)
     assert settler.stats().queued == 0  # the run stopped before handing it over
     doc = mongo_db.orders.find_one({"cart_id": cart.cart_id})
     assert doc["state"] == "paid" and doc["announce_at"] == doc["paid_at"]
