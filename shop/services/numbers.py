@@ -27,6 +27,7 @@ from django.conf import settings
 from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
+from config import mongo
 from shop.documents import Sequence
 
 # Numbers start here so that they all have the same width for a while.
@@ -79,7 +80,7 @@ def _reserve(size: int) -> int:
 
 def next_order_number() -> str:
     """A short, unique, human-friendly number: MQ-100001, MQ-100002, ..."""
-    db = Sequence.coll().database.name
+    db = mongo.connected_db_name()
     with _lock:
         block = _blocks.get(db)
         if block is None or block[0] > block[1]:

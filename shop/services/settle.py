@@ -57,6 +57,9 @@ def _orders():
     return Order.coll()
 
 
+# Where earlier versions kept the outbox (``outbox_convert``).
+_OLD_OUTBOX = "payments_to_announce"
+
 # The mark taken off an announced order.
 _UNMARK = {"$unset": {"announce_at": "", "announce_context": ""}}
 
@@ -194,9 +197,6 @@ def outbox_convert() -> int:
         old.delete_one({"_id": entry["_id"]})
     old.drop()
     return marked
-
-
-_OLD_OUTBOX = "payments_to_announce"
 
 
 # --- this process's settler ----------------------------------------------

@@ -71,7 +71,7 @@ def bucket_stamp(start: datetime) -> str:
 
 def _serial(number: str) -> int:
     """The running number in an order number (MQ-100042 -> 100042): the
-    one form ``shop.services.checkout`` makes."""
+    one form ``shop.services.numbers`` makes."""
     return int(number.rpartition("-")[2])
 
 

@@ -112,8 +112,7 @@ def test_order_numbers_are_reserved_a_block_at_a_time(mongo_db, product, now, se
     assert mongo_db.sequences.find_one({"_id": "order_number"})["value"] == 6
 
 
-def test_processes_racing_for_order_numbers_never_share_one(race, settings):
-    settings.ORDER_NUMBER_BLOCK = 2
+def test_processes_racing_for_order_numbers_never_share_one(race):
     handed = race(_numbers, [(5,)] * 4)
 
     every = [number for batch in handed for number in batch]
@@ -123,6 +122,7 @@ def test_processes_racing_for_order_numbers_never_share_one(race, settings):
 
 
 def _numbers(count: int) -> list[str]:
+    """In a process of its own: ``count`` numbers, from blocks of two."""
     from django.conf import settings
 
     settings.ORDER_NUMBER_BLOCK = 2
