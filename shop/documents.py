@@ -124,6 +124,16 @@ class Cart(Document):
     # The attempt's random tag, drawn with it, in its charge's reference
     # (shop.payments.charge_reference).
     checkout_tag = me.StringField()
+    # What the checkout writes on the cart before charging, so that the
+    # order can be written once, paid, after the charge, and a run cut off
+    # after charging is finished from the cart alone
+    # (shop.services.checkout): the order's number (drawn at the cart's
+    # first checkout, kept by every later attempt: the charges' references
+    # carry it), and the attempt's email, address and payment details.
+    order_number = me.StringField()
+    checkout_email = me.StringField()
+    checkout_shipping = me.DictField(default=None)
+    checkout_payment = me.DictField(default=None)
     ended_at = me.DateTimeField()
 
     def line_count(self) -> int:

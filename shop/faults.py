@@ -25,7 +25,7 @@ POINTS = register(
         "expire.after_flip",
         "expire.after_release",
         "checkout.after_pending",
-        "checkout.after_order",
+        "checkout.before_charge",
         "checkout.after_charge",
         "checkout.after_paid_write",
         "checkout.after_paid",

@@ -12,6 +12,7 @@ header names it.
 import os
 import uuid
 
+import mongoengine
 import pytest
 from pymongo import MongoClient
 
@@ -60,6 +61,29 @@ def mongo_db(mongo_uri, mongo_admin):
     mongo.ensure_indexes()
     yield mongo_admin[name]
     mongo_admin.drop_database(name)
+
+
+@pytest.fixture
+def listen(mongo_uri, mongo_db):
+    """``listen(listener)``: Marquee's connection to the test's database
+    made again with a pymongo command listener, which then sees every
+    command the code under test sends; the usual connection after the
+    test."""
+
+    def connect(listener):
+        mongoengine.disconnect(mongo.ALIAS)
+        mongoengine.connect(
+            db=mongo_db.name,
+            host=mongo_uri,
+            alias=mongo.ALIAS,
+            tz_aware=True,
+            uuidRepresentation="standard",
+            event_listeners=[listener],
+        )
+        return listener
+
+    yield connect
+    mongo.connect(mongo_uri, db=mongo_db.name)
 
 
 @pytest.fixture

@@ -18,7 +18,6 @@ held, bought or let lapse.
 
 from datetime import UTC, datetime, timedelta
 
-import mongoengine
 import pytest
 from django.utils import timezone
 from pymongo import monitoring
@@ -412,20 +411,9 @@ def problems_of(action: str, command: dict, plan: dict) -> list[str]:
 
 
 @pytest.fixture
-def recorder(mongo_uri, mongo_db):
+def recorder(listen):
     """The test's database through a client that records every command."""
-    recording = Recorder()
-    mongoengine.disconnect(mongo.ALIAS)
-    mongoengine.connect(
-        db=mongo_db.name,
-        host=mongo_uri,
-        alias=mongo.ALIAS,
-        tz_aware=True,
-        uuidRepresentation="standard",
-        event_listeners=[recording],
-    )
-    yield recording
-    mongo.connect(mongo_uri, db=mongo_db.name)
+    return listen(Recorder())
 
 
 def test_every_hot_path_query_is_served_by_an_index(recorder, mongo_db):

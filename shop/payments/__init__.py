@@ -170,12 +170,17 @@ def new_tag() -> str:
     return secrets.token_hex(4)
 
 
-def charge_reference(order: dict) -> str:
-    """The reference of the order's (raw SON's) latest payment attempt. An
-    attempt made before references had a tag keeps its old form."""
-    number, attempt = order["number"], order["payment_attempts"]
-    tag = order.get("payment_tag")
+def reference_of(number: str, tag: str | None, attempt: int) -> str:
+    """The reference of a charge: its order's number, its attempt's tag and
+    number. An attempt made before references had a tag keeps its old form."""
     return f"{number}-{tag}-{attempt}" if tag else f"{number}-{attempt}"
+
+
+def charge_reference(order: dict) -> str:
+    """The reference of the order's (raw SON's) latest payment attempt."""
+    return reference_of(
+        order["number"], order.get("payment_tag"), order["payment_attempts"]
+    )
 
 
 def refund_reference(order) -> str:

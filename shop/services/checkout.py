@@ -14,21 +14,31 @@ provider says was paid, else waits (CheckoutInProgress).
 The steps and what each leaves behind if the process dies right after it:
 
 1. cart ``active -> pending`` (one update per kind of line; refuses an
-   expired, empty or someone else's cart), with a new attempt and a
-   lease. Left pending: a resubmit after the lease finishes it; the
-   reconciler reopens it.
+   expired, empty or someone else's cart), with a new attempt, its tag and
+   a lease, and what the order needs beside the lines: its number (drawn at
+   the cart's first checkout, kept by every later attempt), the email, the
+   address and the payment's details. Left pending: a resubmit after the
+   lease finishes it; the reconciler reopens it.
 2. every line re-priced from the catalog; a change is written to the cart,
    which goes back to active, and the shopper is shown it before paying.
-3. the order (unique on cart id: a repeat finds it), ``pending_payment``,
-   with the attempt number. Left so: the provider is asked whether the
-   charge went through (a resubmit charges the same reference).
-4. the charge through the payment provider, once per attempt reference.
-   Declined: the cart goes back to active with its holds intact.
-5. the order ``paid``, with the attempt that paid, then its payment
-   handed to be announced (its audit entry, counters and email follow a
-   moment later, in a batch: shop.services.settle); 6. every line's hold
-   committed (units sold); 7. the cart ``complete``. Left after 5 or 6:
-   the commits are finished and the payment announced.
+3. the charge through the payment provider, once per attempt reference
+   (number, tag and attempt: all on the cart). Declined: the order is
+   written ``pending_payment`` with the attempt (what was tried stays on
+   record), and the cart goes back to active with its holds intact. Left
+   charged: the provider is asked whether the reference was charged, and
+   the cart has all the order needs to be written.
+4. the order, written once, ``paid`` (unique on cart id: the order a
+   declined attempt left is moved ``pending_payment -> paid`` instead),
+   with the attempt that paid and marked to be announced (its audit entry,
+   counters and email follow a moment later, in a batch:
+   shop.services.settle); 5. every line's hold committed (units sold); 6.
+   the cart ``complete``. Left after 4 or 5: the commits are finished and
+   the payment announced.
+
+The order is written after the charge, not before it, because the cart
+already fences the checkout and carries the reference: a pending order
+written first would be one more synced write on every sale for nothing a
+recovery needs.
 """
 
 import logging
@@ -78,6 +88,7 @@ from shop.payments import (
     charge_reference,
     new_tag,
     provider,
+    reference_of,
 )
 from shop.services import owners, settle
 from shop.services.common import (
@@ -89,7 +100,7 @@ from shop.services.common import (
     utcnow,
 )
 from shop.services.expiry import cart_expire
-from shop.services.numbers import next_order_number
+from shop.services.numbers import next_order_number, put_back
 
 log = logging.getLogger("marquee.shop.checkout")
 
@@ -110,15 +121,112 @@ def _paid_order(owner: str, cart_id: str, now: datetime) -> Order | None:
     return Order._from_son(order)
 
 
+def _given(email: str, shipping: dict | None, payment: Card | AtCounter) -> dict:
+    """What a checkout writes on its cart beside the lines, for the order:
+    the email (one spelling per address, as accounts and the box office
+    keep it: an order placed as "Ada@Example.com" is the account
+    ada@example.com may claim), the address, the payment's own fields
+    (``order_fields``: a counter sale's method and customer; nothing for a
+    card)."""
+    return {
+        "checkout_email": email.strip().lower(),
+        "checkout_shipping": shipping,
+        "checkout_payment": payment.order_fields(),
+    }
+
+
+def _literal(fields: dict) -> dict:
+    # Values in a pipeline update are expressions: a string starting with
+    # "$" (an address line, say) would be read as a field path.
+    return {name: {"$literal": value} for name, value in fields.items()}
+
+
+def _unless_set(fields: dict) -> dict:
+    """Pipeline ``$set`` values that keep a field the cart has already."""
+    return {
+        name: {"$ifNull": [f"${name}", {"$literal": value}]}
+        for name, value in fields.items()
+    }
+
+
 @dataclass(frozen=True)
-class _Run:
-    """This run of a checkout: the pending cart, its attempt number, and the
-    clock its lease renews from (a test's fixed ``now``, else the clock)."""
+class _Draft:
+    """The order of a pending cart's attempt, not yet written: everything
+    it needs is on the cart (step 1), so a run and a recovery make the
+    same one."""
 
     cart: object
-    attempt: int
-    # The attempt's tag (None: a cart locked before attempts had one).
+    number: str
     tag: str | None
+    attempt: int
+    given: dict
+
+    @classmethod
+    def of(cls, raw: dict) -> "_Draft":
+        """The draft of the pending cart ``raw`` (its SON)."""
+        return cls(
+            load_cart(raw),
+            raw["order_number"],
+            raw.get("checkout_tag"),
+            raw.get("checkout_attempt") or 0,
+            {name: raw.get(name) for name in _GIVEN},
+        )
+
+    @property
+    def cart_id(self) -> str:
+        return self.cart.cart_id
+
+    @property
+    def reference(self) -> str:
+        return reference_of(self.number, self.tag, self.attempt)
+
+    def son(self, now: datetime) -> dict:
+        """The order's document, ``pending_payment``, with ticket codes and a
+        link token drawn now (so a code drawn twice is drawn again by making
+        the document again). Unique on cart id and on codes."""
+        cart = self.cart
+        lines: list[dict] = []
+        for kind, line in lines_of(cart):
+            lines.extend(kind.order_lines(line=line))
+        subtotal = _money(
+            sum((decimal_of(line["line_total"]) for line in lines), Decimal(0))
+        )
+        son = {
+            "number": self.number,
+            "cart_id": cart.cart_id,
+            "owner": cart.owner,
+            "token": secrets.token_urlsafe(24),
+            "state": PENDING_PAYMENT,
+            "email": self.given["checkout_email"],
+            "shipping": self.given["checkout_shipping"],
+            "lines": lines,
+            "subtotal": Decimal128(subtotal),
+            "total": Decimal128(subtotal),
+            "currency": CURRENCY,
+            "payment_attempts": self.attempt,
+            "payment_tag": self.tag,
+            "attempts": [],
+            "created_at": now,
+            **(self.given["checkout_payment"] or {}),
+        }
+        # No empty list of codes: it would collide with other orders' in
+        # the unique index.
+        codes = [line["code"] for line in lines if line.get("code")]
+        if codes:
+            son["codes"] = codes
+        return son
+
+
+_GIVEN = ("checkout_email", "checkout_shipping", "checkout_payment")
+
+
+@dataclass(frozen=True)
+class _Run:
+    """This run of a checkout: the pending cart's draft order (its cart,
+    attempt, tag and number), and the clock its lease renews from (a test's
+    fixed ``now``, else the clock)."""
+
+    draft: _Draft
     taken_over: bool
     fixed_now: datetime | None
     # What the kinds read in one step for a later one (``LineKind``'s
@@ -128,17 +236,24 @@ class _Run:
     @classmethod
     def of(cls, raw: dict, *, taken_over: bool, fixed: datetime | None) -> "_Run":
         """The run of the pending cart ``raw`` (its SON, as locked)."""
-        return cls(
-            load_cart(raw),
-            raw.get("checkout_attempt") or 0,
-            raw.get("checkout_tag"),
-            taken_over,
-            fixed,
-        )
+        return cls(_Draft.of(raw), taken_over, fixed)
+
+    @property
+    def cart(self):
+        return self.draft.cart
 
     @property
     def cart_id(self) -> str:
-        return self.cart.cart_id
+        return self.draft.cart_id
+
+    @property
+    def attempt(self) -> int:
+        return self.draft.attempt
+
+    @property
+    def fresh(self) -> bool:
+        """The cart's first attempt, run by its first run: no order yet."""
+        return self.attempt == 1 and not self.taken_over
 
     def fence(self) -> dict:
         """The guard of this run's cart writes: still its checkout."""
@@ -169,9 +284,19 @@ def _attempt_is(attempt: int) -> dict:
     return {"checkout_attempt": attempt if attempt else {"$in": [0, None]}}
 
 
-def _begin(owner: str, cart_id: str, now: datetime, fixed: datetime | None) -> _Run:
+def _numbered(raw: dict | None, drawn: str) -> None:
+    """``drawn`` was offered to the cart ``raw`` as it locked (None: the
+    lock was refused); handed back if the cart kept the number it had."""
+    if raw is None or raw.get("order_number") != drawn:
+        put_back(drawn)
+
+
+def _begin(
+    owner: str, cart_id: str, now: datetime, fixed: datetime | None, given: dict
+) -> _Run:
     """Step 1: lock the cart (active, within its hold -> pending) with a new
-    attempt and a lease; or take over a checkout whose lease lapsed.
+    attempt, a lease, its order number and what the order needs; or take
+    over a checkout whose lease lapsed.
 
     One guarded update, then a read of what it locked: once pending, nothing
     but this checkout changes the cart. Never a top-level ``$or`` and never
@@ -181,27 +306,40 @@ def _begin(owner: str, cart_id: str, now: datetime, fixed: datetime | None) -> _
     is unlocked again as it was (CartEmpty), which only a checkout of an
     empty cart pays for.
     """
-    lease = now + lease_time()
+    drawn = next_order_number()
     locked = carts().update_one(
         {"_id": cart_id, "owner": owner, **open_filter(now)},
-        {
-            "$set": {
-                "state": PENDING,
-                "checkout_at": now,
-                "modified_at": now,
-                "lease_until": lease,
-                "checkout_tag": new_tag(),
-            },
-            "$inc": {"checkout_attempt": 1},
-        },
+        [
+            {
+                "$set": {
+                    **_literal(
+                        {
+                            "state": PENDING,
+                            "checkout_at": now,
+                            "modified_at": now,
+                            "lease_until": now + lease_time(),
+                            "checkout_tag": new_tag(),
+                            **given,
+                        }
+                    ),
+                    "checkout_attempt": {
+                        "$add": [{"$ifNull": ["$checkout_attempt", 0]}, 1]
+                    },
+                    # The cart's first checkout draws its number; later
+                    # attempts keep it (their references and the order's).
+                    **_unless_set({"order_number": drawn}),
+                }
+            }
+        ],
     )
     if locked.modified_count:
         raw = carts().find_one({"_id": cart_id})
+        _numbered(raw, drawn)
         if raw is not None and not any(raw.get(kind.field) for kind in KINDS):
             _unlock_empty(raw)
             raise CartEmpty()
         return _Run.of(raw, taken_over=False, fixed=fixed)
-    raw = _take_over(cart_id, now, owner=owner)
+    raw = _take_over(cart_id, now, given, drawn, owner=owner)
     if raw is not None:
         return _Run.of(raw, taken_over=True, fixed=fixed)
     raise _not_begun(owner, cart_id, now)
@@ -209,7 +347,8 @@ def _begin(owner: str, cart_id: str, now: datetime, fixed: datetime | None) -> _
 
 def _unlock_empty(raw: dict) -> None:
     """An empty cart locked by ``_begin``: back to active with the hold it
-    had (only its attempt number and tag moved)."""
+    had (only its attempt number and tag moved; its order number is kept
+    for its first real checkout)."""
     carts().update_one(
         {"_id": raw["_id"], "state": PENDING, **_attempt_is(raw["checkout_attempt"])},
         {
@@ -223,16 +362,33 @@ def _unlock_empty(raw: dict) -> None:
     )
 
 
-def _take_over(cart_id: str, now: datetime, **guard) -> dict | None:
-    """The pending cart with a new lease, if its checkout's lease lapsed."""
+def _take_over(
+    cart_id: str,
+    now: datetime,
+    given: dict | None = None,
+    drawn: str | None = None,
+    **guard,
+) -> dict | None:
+    """The pending cart with a new lease, if its checkout's lease lapsed.
+
+    The same attempt goes on, with what its lock wrote; a cart locked
+    before checkouts wrote their order's number and details on the cart
+    gets them here (``drawn``, and a resubmit's ``given``), so that every
+    charge's reference, and the order a recovery writes, come from the
+    cart."""
+    drawn = drawn or next_order_number()
+    update = {
+        "lease_until": {"$literal": now + lease_time()},
+        **_unless_set({"order_number": drawn, **(given or {})}),
+    }
     for lapsed in lapsed_filters(now, lease_time()):
         raw = compat.update_then_read(
-            carts(),
-            {"_id": cart_id, **guard, **lapsed},
-            {"$set": {"lease_until": now + lease_time()}},
+            carts(), {"_id": cart_id, **guard, **lapsed}, [{"$set": update}]
         )
         if raw is not None:
+            _numbered(raw, drawn)
             return raw
+    _numbered(None, drawn)
     return None
 
 
@@ -307,104 +463,68 @@ def _write_price(cart_id: str, kind, line, fields: dict) -> None:
     )
 
 
-def _order_lines(cart) -> tuple[list[dict], Decimal]:
-    lines: list[dict] = []
-    for kind, line in lines_of(cart):
-        lines.extend(kind.order_lines(line=line))
-    subtotal = sum((decimal_of(line["line_total"]) for line in lines), Decimal(0))
-    return lines, _money(subtotal)
+def _order_fields(son: dict) -> dict:
+    """The update that brings the cart's existing order up to ``son`` (a
+    later attempt's draft): its lines, total, details and attempt."""
+    keep = ("_id", "token", "created_at", "attempts", "cart_id", "owner")
+    update: dict = {"$set": {k: v for k, v in son.items() if k not in keep}}
+    if "codes" not in son:
+        update["$unset"] = {"codes": ""}
+    return update
 
 
-def _order_details(cart, *, email: str, shipping: dict | None) -> tuple[dict, dict]:
-    """The order's fields from the cart as it is now: ($set, $unset). The
-    payment adds its own (``order_fields``: a counter sale's method and
-    customer; nothing for a card)."""
-    lines, subtotal = _order_lines(cart)
-    details = {
-        # One spelling per address, as accounts and the box office keep it:
-        # an order placed as "Ada@Example.com" is the account ada@example.com
-        # may claim.
-        "email": email.strip().lower(),
-        "shipping": shipping,
-        "lines": lines,
-        "subtotal": Decimal128(subtotal),
-        "total": Decimal128(subtotal),
-        "currency": CURRENCY,
-    }
-    codes = [line["code"] for line in lines if line.get("code")]
-    if codes:
-        details["codes"] = codes
-        return details, {}
-    # No empty list: it would collide with other orders' in the unique index.
-    return details, {"codes": ""}
+def _write_order(
+    draft: _Draft,
+    now: datetime,
+    *,
+    state: dict,
+    attempt: dict,
+    fresh: bool,
+    son: dict | None = None,
+) -> dict | None:
+    """Write the draft's order with ``state`` (its ``$set``: paid, or
+    nothing for a declined attempt) and ``attempt`` on record; the document
+    as written, or None when the cart's order is closed already (paid by
+    another run, or canceled).
 
-
-def _order_for(run: _Run, *, email, shipping, now, payment=None) -> dict:
-    """Step 3: this cart's order (its document), created or brought up to
-    date with the cart, with the run's attempt and its tag (``payment_attempts``,
-    ``payment_tag``: the charge's reference; never back to an older attempt).
-    Unique on cart id (and ticket codes: a code drawn twice, however
-    unlikely, is drawn again)."""
-    cart = run.cart
-    # A cart's first checkout has no order yet: straight to the insert (a
-    # duplicate key says otherwise, and the next round updates it).
-    fresh = run.attempt == 1 and not run.taken_over
+    ``fresh``, the cart's first attempt run by its first run: no order can
+    exist yet, so an insert. Otherwise the order a declined attempt left
+    ``pending_payment`` is brought up to this attempt first (if it is still
+    pending and not of a later attempt), and inserted only if there is
+    none. A ticket code drawn twice, however unlikely, is drawn again
+    (``son``: the draft's document as made already, for the first try).
+    """
     for _ in range(3):
-        details, unset = _order_details(cart, email=email, shipping=shipping)
-        details.update(payment.order_fields() if payment is not None else {})
-        attempt = {"payment_attempts": run.attempt, "payment_tag": run.tag}
-        update = {"$set": {**details, **attempt}}
-        if unset:
-            update["$unset"] = unset
-        try:
-            # An update, then a read (config/compat.py): the cart is pending,
-            # so no other checkout of it changes the order in between.
-            raw = None
-            pending = {"cart_id": cart.cart_id, "state": PENDING_PAYMENT}
-            newer = {"payment_attempts": {"$lte": run.attempt}}
-            if not fresh and orders().update_one(pending | newer, update).matched_count:
-                raw = orders().find_one({"cart_id": cart.cart_id})
-        except DuplicateKeyError:
-            continue
-        fresh = False
-        if raw is not None:
-            return raw
-        order = _insert_order(run, details, now)
-        if order is not None:
-            return order
+        son = son or draft.son(now)
+        if fresh:
+            written = {**son, **state, "attempts": [attempt]}
+            try:
+                orders().insert_one(written)
+            except DuplicateKeyError:
+                written = None  # the cart's order after all, or a code
+            if written is not None:
+                after = written["state"]
+                events.order_moved.send(
+                    sender=None, order=written, before=None, after=after, at=now
+                )
+                return written
+        update = _order_fields(son)
+        update["$set"].update(state)
+        update["$push"] = {"attempts": attempt}
+        pending = {
+            "cart_id": draft.cart_id,
+            "state": PENDING_PAYMENT,
+            "payment_attempts": {"$lte": draft.attempt},
+        }
+        if orders().update_one(pending, update).matched_count:
+            # Unique on cart id: the one order, as this update left it (the
+            # cart is pending, so no other checkout of it writes it now).
+            return orders().find_one({"cart_id": draft.cart_id})
+        if orders().count_documents({"cart_id": draft.cart_id}, limit=1):
+            return None
+        # No order of the cart: insert it (with new codes, if one collided).
+        fresh, son = True, None
     raise CartInactive("This cart's order could not be created.")
-
-
-def _insert_order(run: _Run, details: dict, now) -> dict | None:
-    """The cart's order (its document, as inserted), new; None when the
-    cart has one after all (a concurrent submit created it: update that
-    one) or a ticket code was drawn twice. Raises CartInactive when the
-    cart's order is closed."""
-    cart = run.cart
-    son = {
-        "number": next_order_number(),
-        "cart_id": cart.cart_id,
-        "owner": cart.owner,
-        "token": secrets.token_urlsafe(24),
-        "state": PENDING_PAYMENT,
-        "payment_attempts": run.attempt,
-        "payment_tag": run.tag,
-        "attempts": [],
-        "created_at": now,
-        **details,
-    }
-    try:
-        orders().insert_one(son)
-    except DuplicateKeyError:
-        if orders().count_documents(
-            {"cart_id": cart.cart_id, "state": {"$ne": PENDING_PAYMENT}}, limit=1
-        ):
-            raise CartInactive("This cart's order is already closed.") from None
-        return None
-    events.order_moved.send(
-        sender=None, order=son, before=None, after=PENDING_PAYMENT, at=now
-    )
-    return son
 
 
 def _attempt(reference, *, outcome, message, card, now) -> dict:
@@ -417,85 +537,84 @@ def _attempt(reference, *, outcome, message, card, now) -> dict:
     }
 
 
-def _record_attempt(order_pk, *, reference, outcome, message, card, now) -> None:
-    orders().update_one(
-        {"_id": order_pk},
-        {
-            "$push": {
-                "attempts": _attempt(
-                    reference, outcome=outcome, message=message, card=card, now=now
-                )
-            }
-        },
-    )
-
-
-def _mark_paid(order: dict, charge: Charge, attempt: dict | None, now):
-    """Step 5: ``pending_payment -> paid`` with the charge (and ``attempt``),
-    marked to be announced (``settle.to_announce``: the outbox), all in one
-    write; the paid order, or None if it was paid already."""
-    update: dict = {
-        "$set": {
-            "state": PAID,
-            "paid_at": now,
-            "payment_provider": charge.provider,
-            "payment_reference": charge.reference,
-            **settle.to_announce(now),
-        }
+def _paid_fields(charge: Charge, now) -> dict:
+    """What marks an order paid: the charge, and the outbox's mark
+    (``settle.to_announce``), in the write that pays it."""
+    return {
+        "state": PAID,
+        "paid_at": now,
+        "payment_provider": charge.provider,
+        "payment_reference": charge.reference,
+        **settle.to_announce(now),
     }
-    if attempt is not None:
-        update["$push"] = {"attempts": attempt}
+
+
+def _mark_paid(order: dict, charge: Charge, now) -> dict | None:
+    """Step 4 for an order written before its charge (``pending_payment``:
+    by a Marquee that wrote orders first): paid, with the charge; the paid
+    order, or None if it was paid already."""
+    update = {"$set": _paid_fields(charge, now)}
     pk = order["_id"]
     moved = orders().update_one({"_id": pk, "state": PENDING_PAYMENT}, update)
     if not moved.matched_count:
-        if attempt is not None:
-            # Paid meanwhile (a recovery found the charge): keep the record.
-            orders().update_one({"_id": pk}, {"$push": {"attempts": attempt}})
         return None
-    # The order as this update left it: nothing else writes a pending
-    # order's fields while its cart is in this checkout, so no read back.
-    paid = order | update["$set"]
-    paid["attempts"] = [*paid.get("attempts", []), *([attempt] if attempt else [])]
-    return paid
+    return order | update["$set"]
 
 
 def _fulfil(
     *,
     cart_id: str,
-    order: dict,
+    order: dict | _Draft,
     charge: Charge | None,
     now,
     cart=None,
     attempt: dict | None = None,
     seen: dict | None = None,
+    son: dict | None = None,
+    fresh: bool = False,
 ) -> Order:
-    """Steps 5-7, each idempotent: order paid, holds committed, cart
+    """Steps 4-6, each idempotent: order paid, holds committed, cart
     complete; the paid ``Order``.
 
-    ``order`` is the order's document: a run carries it as a dict from its
-    insert to paid and makes the ``Order`` once, at the end (MongoEngine
-    building an order with its lines three times, and converting it back
-    once, was about 6 % of a theater flow's Python time, sampled).
+    ``order``: the draft of this attempt's order (written here, paid, with
+    ``charge`` and ``attempt``; ``son``, its document as made for the
+    charge; ``fresh``, see ``_write_order``), or the order's document when it is written
+    already (paid before, or pending from before orders were written
+    after their charge). A run makes the ``Order`` once, at the end
+    (MongoEngine building an order with its lines was about 6 % of a
+    theater flow's Python time, sampled).
 
-    ``attempt`` (the charge just taken) is recorded in the same write that
-    marks the order paid; ``seen``, what this run's kinds read before the
-    charge. ``cart``, when the caller holds it since it went
-    pending, spares a read: a pending cart's lines cannot change.
+    ``seen``, what this run's kinds read before the charge. ``cart``, when
+    the caller holds it since it went pending, spares a read: a pending
+    cart's lines cannot change.
     """
-    paid = None if charge is None else _mark_paid(order, charge, attempt, now)
+    paid = None
+    if charge is not None and isinstance(order, _Draft):
+        paid = _write_order(
+            order,
+            now,
+            state=_paid_fields(charge, now),
+            attempt=attempt,
+            fresh=fresh,
+            son=son,
+        )
+        if paid is None:  # another run of this checkout paid it meanwhile
+            order = orders().find_one({"cart_id": cart_id})
+    elif charge is not None:
+        paid = _mark_paid(order, charge, now)
     if paid is not None:
         # Paid and marked to be announced, in one write: a run that stops
         # here leaves the announcement to the reconciler
         # (``settle.orders_settle``), or to this process's settler.
         faults.point("checkout.after_paid_write")
         settle.later(paid)
-    else:
+    elif order is not None:
         # Finishing an order paid before (by a run that stopped, or a
         # recovery that found the charge while this run was charging): its
         # paid write marked it, and the settler may announce it sooner than
         # the reconciler (each receiver does its part once). As it is now:
-        # ``order`` may be this run's pending copy, and an order canceled
-        # before a late charge landed is not paid, so not announced.
+        # an order canceled before a late charge landed is not paid, so not
+        # announced.
         order = orders().find_one({"_id": order["_id"]})
         if order is not None and order.get("paid_at"):
             settle.later(order)
@@ -519,7 +638,7 @@ def _fulfil(
 
 
 def _commit_lines(cart_id: str, cart, seen: dict | None) -> None:
-    """Step 6: every line's hold committed, kind by kind."""
+    """Step 5: every line's hold committed, kind by kind."""
     for kind in KINDS:
         lines = kind.lines(cart)
         if not lines:
@@ -562,30 +681,31 @@ def cart_checkout(
     fixed, now = now, utcnow(now)
     if not isinstance(owner, str) or not owner or not isinstance(cart_id, str):
         raise CartNotFound()
-    run = _start(owner, cart_id, now, fixed)
+    run = _start(owner, cart_id, now, fixed, _given(email, shipping, card))
     if isinstance(run, Order):
         return run
     faults.point("checkout.after_pending")
-    order = _prepare(run, email=email, shipping=shipping, now=now, payment=card)
-    faults.point("checkout.after_order")
+    son = _prepare(run, now=now)
     run.renew(locked_at=now)
-    reference = charge_reference(order)
-    charge = _charge(order, reference, card, now, run)
+    faults.point("checkout.before_charge")
+    charge = _charge(run, son, card, now)
     faults.point("checkout.after_charge")
     return _fulfil(
         cart_id=cart_id,
-        order=order,
+        order=run.draft,
+        son=son,
+        fresh=run.fresh,
         charge=charge,
         now=now,
         cart=run.cart,
         seen=run.seen,
         attempt=_attempt(
-            reference, outcome="paid", message="", card=card.label, now=now
+            charge.reference, outcome="paid", message="", card=card.label, now=now
         ),
     )
 
 
-def _start(owner: str, cart_id: str, now, fixed) -> "_Run | Order":
+def _start(owner: str, cart_id: str, now, fixed, given: dict) -> "_Run | Order":
     """Step 1, or the end already: the paid order (a repeated submit, or a
     run stopped after charging, finished now), else this run.
 
@@ -594,7 +714,7 @@ def _start(owner: str, cart_id: str, now, fixed) -> "_Run | Order":
     retry after a decline, a take-over) looks for its paid order.
     """
     try:
-        run = _begin(owner, cart_id, now, fixed)
+        run = _begin(owner, cart_id, now, fixed, given)
     except DomainError as refused:
         done = _paid_order(owner, cart_id, now)
         if done is None and isinstance(refused, CheckoutInProgress):
@@ -612,63 +732,79 @@ def _start(owner: str, cart_id: str, now, fixed) -> "_Run | Order":
     return run
 
 
-def _prepare(
-    run: _Run, *, email: str, shipping: dict | None, now, payment=None
-) -> dict:
-    """Steps 2-3: re-price, check the holds, the order (its document); any
-    refusal reopens the cart (if this run still has it)."""
+def _prepare(run: _Run, *, now) -> dict:
+    """Step 2: re-price, check the holds; the order's document as it will be
+    written (``_Draft.son``), for the charge's amount. Any refusal reopens
+    the cart (if this run still has it)."""
     try:
-        if shipping is None and needs_delivery(run.cart.items):
+        if run.draft.given["checkout_shipping"] is None and needs_delivery(
+            run.cart.items
+        ):
             raise AddressNeeded()
         _reprice(run.cart, now, run.seen)
         for kind in KINDS:
             kind.ensure_held_lines(
                 cart_id=run.cart_id, lines=kind.lines(run.cart), now=now, seen=run.seen
             )
-        return _order_for(run, email=email, shipping=shipping, now=now, payment=payment)
+        return run.draft.son(now)
     except DomainError:
         _reopen(run.cart_id, now, run.attempt)
         raise
 
 
 def _charged_order(cart_id: str, now: datetime) -> Order | None:
-    """The cart's order finished, if the provider has a paid charge for its
-    latest reference (a run stopped after charging); else None."""
-    order = orders().find_one({"cart_id": cart_id, "state": PENDING_PAYMENT})
-    if order is None or not order.get("payment_attempts"):
+    """The cart's order finished, if the provider has a paid charge for the
+    cart's latest attempt (a run stopped after charging); else None.
+
+    The attempt's reference is the cart's; a pending order the cart has (a
+    declined attempt's, or one written before its charge by an earlier
+    Marquee) is asked for its own too, and finished as it is."""
+    raw = carts().find_one({"_id": cart_id})
+    if raw is None or raw["state"] != PENDING:
         return None
-    charge = provider(order.get("payment_method")).lookup(
-        reference=charge_reference(order)
-    )
-    if charge is None or charge.outcome != "paid":
-        return None
-    return _fulfil(cart_id=cart_id, order=order, charge=charge, now=now)
+    pending = orders().find_one({"cart_id": cart_id, "state": PENDING_PAYMENT})
+    asks: list[tuple[dict | _Draft, str | None, str]] = []
+    if raw.get("order_number") and raw.get("checkout_attempt"):
+        draft = _Draft.of(raw)
+        method = (draft.given["checkout_payment"] or {}).get("payment_method")
+        asks.append((draft, method, draft.reference))
+    if pending is not None and pending.get("payment_attempts"):
+        reference = charge_reference(pending)
+        if all(reference != asked for *_, asked in asks):
+            asks.append((pending, pending.get("payment_method"), reference))
+    for order, method, reference in asks:
+        charge = provider(method).lookup(reference=reference)
+        if charge is not None and charge.outcome == "paid":
+            attempt = _attempt(reference, outcome="paid", message="", card="", now=now)
+            return _fulfil(
+                cart_id=cart_id, order=order, charge=charge, now=now, attempt=attempt
+            )
+    return None
 
 
-def _charge(order: dict, reference: str, card, now: datetime, run) -> Charge:
-    """Step 4: charge the order once under ``reference`` (with the provider
-    of the payment's method: a card's, or the counter's). Declined or
-    failed: the attempt is recorded, the cart reopens with its holds,
-    PaymentFailed."""
+def _charge(run: _Run, son: dict, card, now: datetime) -> Charge:
+    """Step 3: charge the order once under the attempt's reference (with
+    the provider of the payment's method: a card's, or the counter's).
+    Declined or failed: the order is written ``pending_payment`` with the
+    attempt, the cart reopens with its holds, PaymentFailed."""
+    reference = run.draft.reference
     try:
         return provider(card.method).charge(
             reference=reference,
-            amount=decimal_of(order["total"]),
-            currency=order["currency"],
+            amount=decimal_of(son["total"]),
+            currency=son["currency"],
             card=card,
-            description=f"Marquee order {order['number']}",
+            description=f"Marquee order {son['number']}",
         )
     except (PaymentDeclined, PaymentError) as exc:
         outcome = "declined" if isinstance(exc, PaymentDeclined) else "error"
-        _record_attempt(
-            order["_id"],
-            reference=reference,
-            outcome=outcome,
-            message=str(exc),
-            card=card.label,
-            now=now,
+        attempt = _attempt(
+            reference, outcome=outcome, message=str(exc), card=card.label, now=now
         )
-        _reopen(order["cart_id"], now, run.attempt)
+        _write_order(
+            run.draft, now, son=son, state={}, attempt=attempt, fresh=run.fresh
+        )
+        _reopen(run.cart_id, now, run.attempt)
         raise PaymentFailed(f"{exc} Your items are still held.") from None
 
 

@@ -90,3 +90,15 @@ def next_order_number() -> str:
         serial = block[0]
         block[0] += 1
     return f"MQ-{FIRST_NUMBER - 1 + serial}"
+
+
+def put_back(number: str) -> None:
+    """``number`` was drawn but not used (a checkout whose cart had its
+    number already, or whose lock was refused): if it is still this
+    process's latest, it is handed out again, so a refused checkout leaves
+    no gap. One drawn by another thread since stays a gap, harmlessly."""
+    serial = int(number.removeprefix("MQ-")) - FIRST_NUMBER + 1
+    with _lock:
+        block = _blocks.get(mongo.connected_db_name())
+        if block is not None and block[0] - 1 == serial:
+            block[0] = serial

@@ -111,7 +111,7 @@ CRASHES = {
     "tickets.after_hold": (0, None),  # seats held, no cart yet
     "new_cart.after_claim": (0, None),  # claimed, the cart not yet made
     "checkout.after_pending": (0, None),  # the cart locked for checkout
-    "checkout.after_order": (0, "canceled"),  # the order waits for payment
+    "checkout.before_charge": (0, None),  # locked and priced, not charged
     "checkout.after_charge": (2, "paid"),  # the counter took the money
 }
 

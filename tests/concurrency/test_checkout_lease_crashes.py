@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.concurrency, pytest.mark.django_db]
 
 CHECKOUT_POINTS = (
     "checkout.after_pending",
-    "checkout.after_order",
+    "checkout.before_charge",
     "checkout.after_charge",
     "checkout.after_paid_write",
     "checkout.after_paid",

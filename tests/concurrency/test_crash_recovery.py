@@ -105,7 +105,7 @@ SCENARIOS = {
         0,
     ),
     "checkout.after_pending": (setup_cart, _checkout, 0),
-    "checkout.after_order": (setup_cart, _checkout, 0),
+    "checkout.before_charge": (setup_cart, _checkout, 0),
     # Charged before the crash: recovery must finish the sale.
     "checkout.after_charge": (setup_cart, _checkout, 3),
     "checkout.after_paid_write": (setup_cart, _checkout, 3),

@@ -59,7 +59,7 @@ def test_a_checkout_takes_a_lease_and_a_numbered_attempt(mongo_db, cart, now):
 
 
 def test_within_the_lease_an_uncharged_checkout_asks_to_wait(mongo_db, cart, now):
-    cut_off("checkout.after_order", cart.cart_id, now)
+    cut_off("checkout.before_charge", cart.cart_id, now)
 
     with pytest.raises(CheckoutInProgress) as busy:
         checkout(cart.cart_id, now=now + timedelta(seconds=10))
@@ -84,7 +84,7 @@ def test_within_the_lease_a_charged_checkout_is_finished(mongo_db, cart, now, po
 def test_after_the_lease_a_resubmit_takes_over_the_same_attempt(
     mongo_db, cart, product, now
 ):
-    cut_off("checkout.after_order", cart.cart_id, now)
+    cut_off("checkout.before_charge", cart.cart_id, now)
 
     order = checkout(cart.cart_id, now=now + lease_time() + timedelta(seconds=1))
 
@@ -100,7 +100,7 @@ def test_after_the_lease_a_resubmit_takes_over_the_same_attempt(
 def test_a_declined_resubmit_reopens_and_the_next_pays_a_new_attempt(
     mongo_db, cart, now
 ):
-    cut_off("checkout.after_order", cart.cart_id, now)
+    cut_off("checkout.before_charge", cart.cart_id, now)
     moment = now + lease_time() + timedelta(seconds=1)
 
     with pytest.raises(PaymentFailed):
@@ -120,7 +120,7 @@ def test_a_declined_resubmit_reopens_and_the_next_pays_a_new_attempt(
     ("point", "outcome", "state"),
     [
         ("checkout.after_pending", "reopened", ACTIVE),
-        ("checkout.after_order", "reopened", ACTIVE),
+        ("checkout.before_charge", "reopened", ACTIVE),
         ("checkout.after_charge", "completed", COMPLETE),
         ("checkout.after_commit", "completed", COMPLETE),
     ],
@@ -182,7 +182,8 @@ def test_a_slow_run_renews_its_lease_before_charging(mongo_db, cart, now):
 
     # The lock at T0; the charge is reached 20 s later (more than a third
     # of the lease): the lease is pushed on from there.
-    run = service._begin(ALICE, cart.cart_id, now, now + timedelta(seconds=20))
+    given = service._given("ada@example.com", SHIPPING, card())
+    run = service._begin(ALICE, cart.cart_id, now, now + timedelta(seconds=20), given)
     run.renew(locked_at=now)
     assert (
         mongo_db.carts.find_one()["lease_until"]
@@ -205,12 +206,13 @@ def test_a_run_taken_over_before_its_charge_stops_and_never_charges(mongo_db, pr
     from django.utils import timezone
 
     from shop.errors import CheckoutTakenOver
-    from shop.services.checkout import _prepare, _start
+    from shop.services.checkout import _given, _prepare, _start
 
     stalled_at = timezone.now() - timedelta(seconds=60)  # lease lapsed 15 s ago
     cart = cart_add_item(owner=ALICE, sku=product, quantity=2, now=stalled_at)
-    run = _start(ALICE, cart.cart_id, stalled_at, None)
-    _prepare(run, email="ada@example.com", shipping=SHIPPING, now=stalled_at)
+    given = _given("ada@example.com", SHIPPING, card())
+    run = _start(ALICE, cart.cart_id, stalled_at, None, given)
+    _prepare(run, now=stalled_at)
     assert checkout_recover(cart_id=cart.cart_id) == "reopened"
     paid = checkout(cart.cart_id, now=timezone.now())
 

@@ -4,6 +4,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from pymongo import monitoring
 
 from catalog.selectors.stock import stock_hold, stock_level
 from shop import faults
@@ -174,18 +175,170 @@ def test_an_attempt_restored_by_a_backup_is_charged_afresh(mongo_db, product, no
 def test_an_attempt_made_before_references_had_a_tag_keeps_its_reference(
     mongo_db, product, now
 ):
-    # Cut off after its order was written, by a Marquee whose references
-    # were the bare number: the charge is looked up, and taken, as then.
+    # Cut off before its charge, by a Marquee whose references were the
+    # bare number: the charge is looked up, and taken, as then.
     cart = cart_add_item(owner=ALICE, sku=product, quantity=1, now=now)
-    with faults.armed("checkout.after_order"), pytest.raises(faults.InjectedFault):
+    with faults.armed("checkout.before_charge"), pytest.raises(faults.InjectedFault):
         checkout(cart.cart_id, now=now)
     mongo_db.carts.update_one({}, {"$unset": {"checkout_tag": ""}})
-    mongo_db.orders.update_one({}, {"$unset": {"payment_tag": ""}})
 
     order = checkout(cart.cart_id, now=now + lease_time() + timedelta(seconds=1))
 
     assert order.state == PAID
     assert order.payment_reference == f"{order.number}-1"
+
+
+class OrderWrites(monitoring.CommandListener):
+    """The write commands sent to the orders collection; "unmark" for the
+    settler's, which takes announced orders' outbox marks off."""
+
+    def __init__(self):
+        self.names: list[str] = []
+
+    def started(self, event):
+        name, command = event.command_name, event.command
+        if command.get(name) != "orders" or name not in {"insert", "update"}:
+            return
+        if name == "update" and "announce_at" in command["updates"][0]["u"].get(
+            "$unset", {}
+        ):
+            name = "unmark"
+        self.names.append(name)
+
+    def succeeded(self, event):
+        pass
+
+    def failed(self, event):
+        pass
+
+
+@pytest.fixture
+def order_writes(listen):
+    """The order writes of the test's checkouts."""
+    return listen(OrderWrites()).names
+
+
+def test_a_paid_checkout_writes_its_order_once_and_paid(
+    mongo_db, cart, now, order_writes
+):
+    order = checkout(cart.cart_id, now=now)
+
+    assert order_writes == ["insert", "unmark"]
+    assert order.state == PAID
+    assert [a.outcome for a in order.attempts] == ["paid"]
+    assert order.payment_reference == f"{order.number}-{order.payment_tag}-1"
+
+
+def test_a_declined_attempt_writes_the_order_pending_and_the_next_pays_it(
+    mongo_db, cart, now, order_writes
+):
+    with pytest.raises(PaymentFailed):
+        checkout(cart.cart_id, number=DECLINED_CARD, now=now)
+    assert order_writes == ["insert"]
+
+    order = checkout(cart.cart_id, now=now)
+
+    assert order_writes == ["insert", "update", "unmark"]
+    assert mongo_db.orders.count_documents({}) == 1
+    assert [a.outcome for a in order.attempts] == ["declined", "paid"]
+
+
+def test_a_cart_keeps_its_order_number_and_a_refused_lock_spends_none(
+    mongo_db, product, now
+):
+    empty = cart_add_item(owner="anon:e", sku=product, quantity=1, now=now)
+    cart_remove_item(owner="anon:e", sku=product, now=now)
+    with pytest.raises(CartEmpty):
+        checkout(empty.cart_id, owner="anon:e", now=now)  # locked, then unlocked
+    with pytest.raises(CartNotFound):
+        checkout(empty.cart_id, owner="anon:mallory", now=now)  # refused
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=1, now=now)
+    with pytest.raises(PaymentFailed):
+        checkout(cart.cart_id, number=DECLINED_CARD, now=now)
+
+    order = checkout(cart.cart_id, now=now)
+    other = cart_add_item(owner="anon:b", sku=product, quantity=1, now=now)
+    next_one = checkout(other.cart_id, owner="anon:b", now=now)
+
+    # The empty cart drew MQ-100001 at its lock and keeps it for its first
+    # real checkout; the refused lock handed its number back.
+    assert mongo_db.carts.find_one({"_id": empty.cart_id})["order_number"] == (
+        "MQ-100001"
+    )
+    assert order.number == "MQ-100002"  # drawn by the declined attempt, kept
+    assert next_one.number == "MQ-100003"
+
+
+def _as_an_earlier_version_left_it(mongo_db, cart_id, now) -> dict:
+    """A cart locked by a Marquee that wrote its order before the charge:
+    the order pending with the attempt's tag, nothing on the cart but the
+    attempt. Returns the order."""
+    from shop.services.checkout import _Draft
+
+    raw = mongo_db.carts.find_one({"_id": cart_id})
+    order = _Draft.of(raw).son(now) | {"number": "MQ-900001"}
+    mongo_db.orders.insert_one(order)
+    mongo_db.carts.update_one(
+        {"_id": cart_id},
+        {
+            "$unset": {
+                "order_number": "",
+                "checkout_email": "",
+                "checkout_shipping": "",
+                "checkout_payment": "",
+            }
+        },
+    )
+    return order
+
+
+def test_a_checkout_an_earlier_version_charged_is_finished_by_its_reference(
+    mongo_db, product, now
+):
+    from shop.payments import charge_reference, provider
+    from shop.services.checkout import checkout_recover
+
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=2, now=now)
+    with faults.armed("checkout.before_charge"), pytest.raises(faults.InjectedFault):
+        checkout(cart.cart_id, now=now)
+    pending = _as_an_earlier_version_left_it(mongo_db, cart.cart_id, now)
+    provider().charge(  # the earlier run charged, then stopped
+        reference=charge_reference(pending),
+        amount=Decimal("200.00"),
+        currency="GBP",
+        card=card(),
+        description="Marquee order MQ-900001",
+    )
+
+    lapsed = now + lease_time() + timedelta(seconds=1)
+    assert checkout_recover(cart_id=cart.cart_id, now=lapsed) == "completed"
+
+    order = mongo_db.orders.find_one({"cart_id": cart.cart_id})
+    assert order["state"] == PAID
+    assert order["number"] == "MQ-900001"
+    assert order["payment_reference"] == charge_reference(pending)
+    assert mongo_db.test_gateway_charges.count_documents({}) == 1
+    assert stock_level(sku=product).sold == 2
+    assert invariant_problems(now=lapsed) == []
+
+
+def test_a_checkout_an_earlier_version_left_uncharged_is_taken_over_once(
+    mongo_db, product, now
+):
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=2, now=now)
+    with faults.armed("checkout.before_charge"), pytest.raises(faults.InjectedFault):
+        checkout(cart.cart_id, now=now)
+    _as_an_earlier_version_left_it(mongo_db, cart.cart_id, now)
+
+    lapsed = now + lease_time() + timedelta(seconds=1)
+    order = checkout(cart.cart_id, now=lapsed)
+
+    assert order.state == PAID
+    assert mongo_db.orders.count_documents({}) == 1
+    charged = [c["_id"] for c in mongo_db.test_gateway_charges.find()]
+    assert charged == [order.payment_reference]
+    assert stock_level(sku=product).sold == 2
+    assert invariant_problems(now=lapsed) == []
 
 
 def test_a_declined_card_returns_the_cart_to_active_with_its_holds(

@@ -291,23 +291,21 @@ def test_a_run_resuming_after_a_recovery_paid_its_order_announces_it_as_it_is(
     settler, mongo_db, product
 ):
     """A checkout stalls after its charge past its lease; the reconciler
-    finds the charge and finishes it (paid, announced); then the stalled run
-    resumes with its pending copy of the order. What it announces must be
-    the paid order, or the batch it joins would fail on a copy without
-    ``paid_at``."""
-    from shop.payments import charge_reference, provider
-    from shop.services.checkout import _fulfil, checkout_recover
+    finds the charge and finishes it (order written paid, announced); then
+    the stalled run resumes with its draft of the order. What it announces
+    must be the paid order as written, or the batch it joins would fail on
+    a copy without ``paid_at``."""
+    from shop.payments import provider
+    from shop.services.checkout import _Draft, _fulfil, checkout_recover
 
     cart = checkout_stopped_at("checkout.after_charge", owner="anon:ann", sku=product)
-    pending = mongo_db.orders.find_one({"cart_id": cart.cart_id})
-    assert pending["state"] == "pending_payment"
-    charge = provider(pending.get("payment_method")).lookup(
-        reference=charge_reference(pending)
-    )
+    assert mongo_db.orders.count_documents({}) == 0  # written after the charge
+    draft = _Draft.of(mongo_db.carts.find_one({"_id": cart.cart_id}))
+    charge = provider().lookup(reference=draft.reference)
     lapsed = timezone.now() + timedelta(minutes=5)
     assert checkout_recover(cart_id=cart.cart_id, now=lapsed) == "completed"
 
-    order = _fulfil(cart_id=cart.cart_id, order=pending, charge=charge, now=lapsed)
+    order = _fulfil(cart_id=cart.cart_id, order=draft, charge=charge, now=lapsed)
     bob = pay("anon:bob", sku=product, now=lapsed)  # paid in the same hour
 
     assert order.state == "paid"
