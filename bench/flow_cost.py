@@ -94,14 +94,15 @@ class Census(monitoring.CommandListener):
 
 def _settle_background(level: str) -> None:
     """Write what the services' batch writers hold (the payments to
-    announce, the activity events), so that their commands land inside the
-    measured window."""
+    announce, the checkouts' leftovers, the activity events), so that their
+    commands land inside the measured window."""
     if level != "services":
         return
     from activity.services import writer
-    from shop.services import settle
+    from shop.services import settle, tidy
 
     settle.flush()
+    tidy.flush()
     writer.flush()
 
 
@@ -110,9 +111,10 @@ def _stop_background(level: str) -> None:
     if level != "services":
         return
     from activity.services import writer
-    from shop.services import settle
+    from shop.services import settle, tidy
 
     settle.shutdown()
+    tidy.shutdown()
     writer.shutdown()
 
 

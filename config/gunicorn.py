@@ -63,8 +63,8 @@ def worker_exit(server, worker):
     announce the payments it holds (else the reconciler would, later), and
     release the claims of the carts it completed."""
     from activity.services.writer import shutdown
-    from shop.services import owners, settle
+    from shop.services import settle, tidy
 
     shutdown()
     settle.shutdown()
-    owners.shutdown()
+    tidy.shutdown()

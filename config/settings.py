@@ -203,9 +203,9 @@ CART_RETENTION_DAYS = float(os.environ.get("MARQUEE_CART_RETENTION_DAYS", "7"))
 # by each process's settler, in batches: every SHOP_SETTLE_SECONDS or as
 # soon as SHOP_SETTLE_BATCH orders wait; the reconciler announces a payment
 # whose paid order is still marked after SHOP_SETTLE_GRACE_SECONDS
-# (shop.services.settle). A paid cart's owner claim is released in the same
-# rhythm (shop.services.owners.release_later). SYNC: both at once, in the
-# checkout (tests).
+# (shop.services.settle). A paid cart's owner claim is released, and its
+# emptied stock holds deleted, in the same rhythm (shop.services.tidy).
+# SYNC: all at once, in the checkout (tests).
 SHOP_SETTLE_SYNC = _env_bool("MARQUEE_SETTLE_SYNC")
 SHOP_SETTLE_SECONDS = float(os.environ.get("MARQUEE_SETTLE_SECONDS", "0.2"))
 SHOP_SETTLE_BATCH = int(os.environ.get("MARQUEE_SETTLE_BATCH", "100"))

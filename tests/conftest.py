@@ -117,11 +117,11 @@ def payments_announced_at_once(settings):
     has the paid carts' claims' release that follows the same setting
     (tests/shop/test_claim_release.py): what a batch test left queued is
     dropped, never written after its database is gone."""
-    from shop.services import owners
+    from shop.services import tidy
 
     settings.SHOP_SETTLE_SYNC = True
     yield
-    owners.discard()
+    tidy.discard()
 
 
 @pytest.fixture(autouse=True)

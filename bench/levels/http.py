@@ -668,7 +668,7 @@ LEVEL = Level(
         "add_to_cart": 13,
         "change_quantity": 10,
         "view_checkout": 3,
-        "checkout": 16,
+        "checkout": 15,
         "view_order": 2,
         "view_seats": 2,
         "hold_seats": 16,

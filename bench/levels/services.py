@@ -245,7 +245,7 @@ LEVEL = Level(
         "change_quantity": 7,
         "view_seats": 2,
         "hold_seats": 8,
-        "checkout": 16,
+        "checkout": 15,
     },
     workloads={
         "cart": _CART,

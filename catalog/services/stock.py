@@ -408,6 +408,7 @@ def _give_all(
     now,
     *,
     touch: bool = False,
+    finish: Callable[[list], object] | None = None,
 ):
     """The give-back (§3.8's order of writes) of one or several SKUs of one
     cart: ``moves`` are (sku, guard, free, sold, forget). Each document gets
@@ -417,6 +418,9 @@ def _give_all(
     (``_holds_give_statement``), the counters' and the finish are guarded
     by the moves' unique ops (``_counters_get``). Returns the SKUs whose
     hold matched its guard (the others changed nothing).
+
+    ``finish``: who runs step 3 (``stock_finish``), if not this call: a
+    caller that batches it with others' (see ``stock_commit_all``).
 
     Never a findAndModify: on the Rust server it costs time growing with
     the collection (config/compat.py).
@@ -447,11 +451,28 @@ def _give_all(
             _finished.add(sku, takes=done_takes, gives=done_gives)
         done = _applied_here(planned)
     faults.point("stock.give.after_counter")
-    _finish_backs([(hid, entry["op"]) for _, hid, _, entry, _ in done])
+    finished_moves = [(hid, entry["op"], sku) for sku, hid, _, entry, _ in done]
+    (finish or stock_finish)(finished_moves)
     faults.point("stock.give.after_finish")
-    for sku, _, _, entry, _ in done:
-        _finished.add(sku, gives=[entry["op"]])
     return [sku for sku, *_ in planned]
+
+
+def stock_finish(moves: list[tuple[str, str, str]]) -> None:
+    """Step 3 of give-backs whose counters got their units, (hold id, op,
+    sku) each, in one statement (``_finish_backs``): the ``back`` entries
+    go, and the holds left empty with them; then each counter's journal
+    entry of the move is done (``_Finished``: dropped by this process's
+    next write to the counter).
+
+    Until it runs, a hold shows its ``back`` entry, which the counter's
+    journal says was applied: nothing counts it twice
+    (``catalog.selectors.stock``), nothing takes from it (it has no units),
+    and the reconciler finishes it if it never runs (``stock_moves_recover``,
+    after its grace). So it may be run a moment later, batched with
+    others' (a checkout's commits: ``stock_commit_all``'s ``finish``)."""
+    _finish_backs([(hid, op) for hid, op, _ in moves])
+    for _, op, sku in moves:
+        _finished.add(sku, gives=[op])
 
 
 def _applied_here(planned: list) -> list:
@@ -711,7 +732,11 @@ def stock_commit(*, sku: str, cart_id: str, quantity: int) -> None:
 
 
 def stock_commit_all(
-    *, cart_id: str, quantities: Mapping[str, int], known: Mapping | None = None
+    *,
+    cart_id: str,
+    quantities: Mapping[str, int],
+    known: Mapping | None = None,
+    finish: Callable[[list], object] | None = None,
 ) -> set[str]:
     """``stock_commit`` of several SKUs of one cart (a checkout's product
     lines), with the same guard and effect per SKU, each step one command
@@ -719,8 +744,9 @@ def stock_commit_all(
     missing or smaller than its quantity is left out (ReservationMissing,
     for a single SKU). ``known``: the holds as the caller just read them
     (sku -> ``StockHold``), spared a read on the first try; a hold that
-    changed since fails its guard and is read again. Raises
-    InvalidQuantity."""
+    changed since fails its guard and is read again. ``finish``: a caller
+    that runs the last step itself, later (``stock_finish``), is handed
+    the moves to finish instead. Raises InvalidQuantity."""
     todo = {sku: _units(quantity) for sku, quantity in quantities.items()}
     now = timezone.now()
     done: set[str] = set()
@@ -746,7 +772,7 @@ def stock_commit_all(
             # A missing or smaller hold stays so: only the others are tried.
             todo = {sku: todo[sku] for sku, *_ in moves}
         if moves:
-            done.update(_give_all(cart_id, moves, now))
+            done.update(_give_all(cart_id, moves, now, finish=finish))
         # A hold that changed between the read and its write: read again.
         todo = {sku: q for sku, q in todo.items() if sku not in done}
     return done

@@ -45,6 +45,7 @@ from shop.cart_state import ACTIVE
 from shop.documents import Cart, CartLine
 from shop.kinds.base import Hold, LineKind, Problem
 from shop.limits import MAX_LINE_QUANTITY
+from shop.services import tidy
 from shop.services.common import carts, touch, update_then_read
 
 # A concurrent writer changed the entry between our read and our update.
@@ -269,11 +270,14 @@ class ProductKind(LineKind):
     def commit_lines(
         self, *, cart_id: str, lines: list, seen: dict | None = None
     ) -> list[bool]:
-        # One command per step of the move for all the cart's SKUs.
+        # One command per step of the move for all the cart's SKUs; the
+        # last (the emptied holds deleted) a moment later, with other
+        # checkouts' (shop.services.tidy).
         done = stock_commit_all(
             cart_id=cart_id,
             quantities={line.sku: line.quantity for line in lines},
             known=(seen or {}).get("stock_holds"),
+            finish=tidy.finish_holds_later,
         )
         return [line.sku in done for line in lines]
 

@@ -90,7 +90,7 @@ from shop.payments import (
     provider,
     reference_of,
 )
-from shop.services import owners, settle
+from shop.services import settle, tidy
 from shop.services.common import (
     carts,
     hold_time,
@@ -632,8 +632,8 @@ def _fulfil(
     )
     faults.point("release.after_cart")
     # The owner is free again: the cart no longer holds, so the claim is
-    # stale from here on (``owners.release_later``).
-    owners.release_later(owner=cart.owner, cart_id=cart_id)
+    # stale from here on, and goes with a batch (``shop.services.tidy``).
+    tidy.release_claim_later(owner=cart.owner, cart_id=cart_id)
     return Order._from_son(paid if paid is not None else order)
 
 

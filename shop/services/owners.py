@@ -29,7 +29,7 @@ Write order, and what each crash leaves:
   its claim is deleted. A crash in between leaves a claim on a cart that no
   longer holds anything: the next ``claim`` for the owner deletes it.
 * A paid checkout's claim is deleted a moment later, with others
-  (``release_later``): one delete per batch instead of one per order, off
+  (``shop.services.tidy``): one delete per batch instead of one per order, off
   the checkout's answer. Until then the claim is one that "no longer holds
   anything", as above: an owner who starts a new cart in between gets it
   (the next ``claim`` deletes the old one), and a batch lost with its
@@ -38,10 +38,8 @@ Write order, and what each crash leaves:
 
 from datetime import datetime
 
-from django.conf import settings
 from pymongo.errors import DuplicateKeyError
 
-from config.batching import BatchWriter, PerProcess
 from shop.cart_state import HOLDING_STATES
 from shop.documents import CartOwner
 from shop.services.common import cart_document, carts, hold_time
@@ -111,16 +109,9 @@ def release(*, owner: str, cart_id: str) -> None:
     claims().delete_one({"_id": owner, "cart_id": cart_id})
 
 
-def release_later(*, owner: str, cart_id: str) -> None:
-    """``release`` for a cart that has just ended paid, with this process's
-    next batch (at once with ``SHOP_SETTLE_SYNC``, or when the queue is
-    full)."""
-    if settings.SHOP_SETTLE_SYNC or not releaser().put((owner, cart_id)):
-        release(owner=owner, cart_id=cart_id)
-
-
-def _release_all(ended: list[tuple[str, str]]) -> int:
-    """Delete the claims of these ended carts: one statement.
+def release_all(ended: list[tuple[str, str]]) -> int:
+    """Delete the claims of these ended carts: one statement (the batch of
+    ``shop.services.tidy``, which a paid checkout's release waits for).
 
     Each pair's own delete would be an ``$or`` of pairs, which costs the
     Rust server a scan (``config/compat.py``); owners ``$in`` and carts
@@ -135,37 +126,3 @@ def _release_all(ended: list[tuple[str, str]]) -> int:
     )
     # Those the owners' next claims had not deleted already.
     return done.deleted_count
-
-
-_process = PerProcess(
-    lambda: BatchWriter(
-        sink=_release_all,
-        name="claims",
-        noun="claims",
-        batch=settings.SHOP_SETTLE_BATCH,
-        interval=settings.SHOP_SETTLE_SECONDS,
-    )
-)
-
-
-def releaser() -> BatchWriter:
-    """This process's batch of claims to release, made on first use."""
-    return _process.get()
-
-
-def flush() -> int:
-    """Release what this process's batch holds now; how many."""
-    return _process.flush()
-
-
-def shutdown() -> None:
-    """Release what is left and stop (exit hooks, gunicorn's worker_exit)."""
-    _process.shutdown()
-
-
-def discard() -> int:
-    """Forget what this process's batch holds, and stop it; the next use
-    makes one with the settings of then (tests)."""
-    dropped = _process.discard()
-    _process.reset()
-    return dropped

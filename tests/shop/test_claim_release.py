@@ -1,17 +1,25 @@
-"""A paid cart's owner claim is released a moment later, in batches
-(shop.services.owners.release_later).
+"""What a paid checkout leaves for a moment later, in batches
+(shop.services.tidy): its owner's claim released, its emptied stock holds
+deleted.
 
-The suite's other tests release it at once (``SHOP_SETTLE_SYNC``); these
+The suite's other tests write them at once (``SHOP_SETTLE_SYNC``); these
 run the batch as ``serve`` does, flushed only when a test says so. Until
 the batch runs, the claim names a cart that has ended: the owner's next
-cart must not wait for it, and the batch must never take a newer claim.
+cart must not wait for it, and the batch must never take a newer claim;
+and the holds show a move their counters have applied: counted once, and
+finished by the reconciler if the batch is lost.
 """
+
+from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
+from catalog.selectors.stock import stock_level
+from catalog.services.stock import stock_moves_recover
 from shop.documents import Cart
-from shop.services import owners, settle
+from shop.selectors.invariants import invariant_problems
+from shop.services import settle, tidy
 from shop.services.carts import cart_add_item
 from tests.staff.conftest import pay
 
@@ -26,10 +34,10 @@ def batch(settings):
     settings.SHOP_SETTLE_SYNC = False
     settings.SHOP_SETTLE_SECONDS = 3600
     settings.SHOP_SETTLE_BATCH = 1000
-    owners.discard()
+    tidy.discard()
     settle.reset()
-    yield owners.releaser()
-    owners.discard()
+    yield tidy.writer()
+    tidy.discard()
     # The payments queued for announcing too (the same setting): not these
     # tests' subject.
     settle.settler().discard()
@@ -54,10 +62,44 @@ def test_paid_carts_claims_wait_for_one_batch(batch, mongo_db, product):
     # Ended, still claimed: nothing released yet.
     assert claim_of(mongo_db, ALICE) == alice.cart_id
     assert claim_of(mongo_db, BOB) == bob.cart_id
-    assert batch.stats().queued == 2
+    assert batch.stats().queued == 4  # each: its claim, its holds' last step
 
-    assert owners.flush() == 2
+    assert tidy.flush() == 4
     assert mongo_db.cart_owners.count_documents({}) == 0
+    assert mongo_db.stock_holds.count_documents({}) == 0
+
+
+def test_a_paid_carts_holds_wait_for_the_batch_counted_once(batch, mongo_db, product):
+    order = pay(ALICE, sku="SNKR-42", quantity=2)
+    # Emptied into the counter, which recorded the move: sold, never held
+    # as well, while the hold waits to be deleted.
+    [hold] = mongo_db.stock_holds.find({"cart_id": order.cart_id})
+    assert hold["quantity"] == 0 and len(hold["back"]) == 1
+    gives = mongo_db.inventories.find_one({"_id": "SNKR-42"})["gives"]
+    assert [g["op"] for g in gives] == [hold["back"][0]["op"]]
+    level = stock_level(sku="SNKR-42")
+    assert (level.free, level.held, level.sold) == (48, 0, 2)
+    assert invariant_problems() == []
+
+    tidy.flush()
+    assert mongo_db.stock_holds.count_documents({}) == 0
+    # The counter's next write drops the finished move's journal entry.
+    cart_add_item(owner=BOB, sku="SNKR-42", quantity=1)
+    assert mongo_db.inventories.find_one({"_id": "SNKR-42"})["gives"] == []
+    assert invariant_problems() == []
+
+
+def test_holds_of_a_lost_batch_are_finished_by_the_reconciler(batch, mongo_db, product):
+    order = pay(ALICE, sku="SNKR-42", quantity=2)
+    assert tidy.discard() == 2  # the process died with its batch
+
+    later = timezone.now() + timedelta(hours=1)
+    assert stock_moves_recover(before=later) == 1
+    assert mongo_db.stock_holds.count_documents({"cart_id": order.cart_id}) == 0
+    assert mongo_db.inventories.find_one({"_id": "SNKR-42"})["gives"] == []
+    level = stock_level(sku="SNKR-42")
+    assert (level.free, level.held, level.sold) == (48, 0, 2)
+    assert invariant_problems() == []
 
 
 def test_an_owner_starts_a_new_cart_before_the_batch_runs(batch, mongo_db, product):
@@ -68,7 +110,7 @@ def test_an_owner_starts_a_new_cart_before_the_batch_runs(batch, mongo_db, produ
     assert claim_of(mongo_db, ALICE) == cart.cart_id
     # The batch, late, leaves the new claim alone: the owner keeps one live
     # cart, and the next add finds it.
-    owners.flush()
+    tidy.flush()
     assert claim_of(mongo_db, ALICE) == cart.cart_id
     again = cart_add_item(owner=ALICE, sku="SNKR-42", quantity=1)
     assert again.cart_id == cart.cart_id
@@ -92,7 +134,7 @@ def test_the_batch_takes_only_claims_of_ended_carts(batch, mongo_db, product):
         {"_id": DAVE, "cart_id": alice.cart_id, "at": timezone.now()}
     )
 
-    owners.flush()
+    tidy.flush()
 
     assert claim_of(mongo_db, ALICE) is None
     assert claim_of(mongo_db, CAROL) is None  # across the pairs: stale
@@ -104,17 +146,18 @@ def test_the_batch_takes_only_claims_of_ended_carts(batch, mongo_db, product):
 def test_a_full_queue_releases_at_once(settings, mongo_db, product):
     settings.SHOP_SETTLE_SYNC = False
     settings.SHOP_SETTLE_SECONDS = 3600
-    owners.discard()
+    tidy.discard()
     settle.reset()
     try:
-        writer = owners.releaser()
+        writer = tidy.writer()
         # A queue of one, full: the next put is refused.
         writer._queue.maxsize = 1  # noqa: SLF001
-        writer.put(("user:nobody", "no-cart"))
+        writer.put(("claim", ("user:nobody", "no-cart")))
         pay(ALICE, sku="SNKR-42")
         assert claim_of(mongo_db, ALICE) is None
-        assert writer.stats().dropped == 1
+        assert mongo_db.stock_holds.count_documents({}) == 0
+        assert writer.stats().dropped == 2  # the holds' step and the claim
     finally:
-        owners.discard()
+        tidy.discard()
         settle.settler().discard()
         settle.reset()
