@@ -1,4 +1,4 @@
-"""Checkout: lock the cart, re-price, create the order, charge, commit.
+"""Checkout: lock the cart, re-price, charge, write the order, commit.
 
 A checkout holds its pending cart with a short **lease** (``lease_until``,
 SHOP_CHECKOUT_LEASE_SECONDS; renewed before the charge once a third of it
@@ -13,8 +13,8 @@ provider says was paid, else waits (CheckoutInProgress).
 
 The steps and what each leaves behind if the process dies right after it:
 
-1. cart ``active -> pending`` (one update per kind of line; refuses an
-   expired, empty or someone else's cart), with a new attempt, its tag and
+1. cart ``active -> pending`` (one update; refuses an expired or someone
+   else's cart, and unlocks an empty one), with a new attempt, its tag and
    a lease, and what the order needs beside the lines: its number (drawn at
    the cart's first checkout, kept by every later attempt), the email, the
    address and the payment's details. Left pending: a resubmit after the
