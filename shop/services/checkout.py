@@ -578,9 +578,9 @@ def _fulfil(
 
     ``order``: the draft of this attempt's order (written here, paid, with
     ``charge`` and ``attempt``; ``son``, its document as made for the
-    charge; ``fresh``, see ``_write_order``), or the order's document when it is written
-    already (paid before, or pending from before orders were written
-    after their charge). A run makes the ``Order`` once, at the end
+    charge; ``fresh``, see ``_write_order``), or the order's document when
+    it is written already (paid before, or pending from before orders were
+    written after their charge). A run makes the ``Order`` once, at the end
     (MongoEngine building an order with its lines was about 6 % of a
     theater flow's Python time, sampled).
 
@@ -589,7 +589,7 @@ def _fulfil(
     cart's lines cannot change.
     """
     paid = None
-    if charge is not None and isinstance(order, _Draft):
+    if isinstance(order, _Draft):
         paid = _write_order(
             order,
             now,
@@ -598,8 +598,6 @@ def _fulfil(
             fresh=fresh,
             son=son,
         )
-        if paid is None:  # another run of this checkout paid it meanwhile
-            order = orders().find_one({"cart_id": cart_id})
     elif charge is not None:
         paid = _mark_paid(order, charge, now)
     if paid is not None:
@@ -608,14 +606,15 @@ def _fulfil(
         # (``settle.orders_settle``), or to this process's settler.
         faults.point("checkout.after_paid_write")
         settle.later(paid)
-    elif order is not None:
-        # Finishing an order paid before (by a run that stopped, or a
-        # recovery that found the charge while this run was charging): its
-        # paid write marked it, and the settler may announce it sooner than
-        # the reconciler (each receiver does its part once). As it is now:
-        # an order canceled before a late charge landed is not paid, so not
+    else:
+        # Finishing an order paid before (by a run that stopped, another
+        # run of this checkout, or a recovery that found the charge while
+        # this run was charging): its paid write marked it, and the settler
+        # may announce it sooner than the reconciler (each receiver does
+        # its part once). As it is now (the cart's one order): an order
+        # canceled before a late charge landed is not paid, so not
         # announced.
-        order = orders().find_one({"_id": order["_id"]})
+        order = orders().find_one({"cart_id": cart_id})
         if order is not None and order.get("paid_at"):
             settle.later(order)
     faults.point("checkout.after_paid")
@@ -770,7 +769,7 @@ def _charged_order(cart_id: str, now: datetime) -> Order | None:
         asks.append((draft, method, draft.reference))
     if pending is not None and pending.get("payment_attempts"):
         reference = charge_reference(pending)
-        if all(reference != asked for *_, asked in asks):
+        if not asks or asks[0][2] != reference:
             asks.append((pending, pending.get("payment_method"), reference))
     for order, method, reference in asks:
         charge = provider(method).lookup(reference=reference)
