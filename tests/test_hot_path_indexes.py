@@ -23,21 +23,28 @@ from django.utils import timezone
 from pymongo import monitoring
 
 from booking.selectors import seat_map
+from booking.services.blocks import seats_block, seats_unblock
 from booking.services.holds import seat_holds_settle
 from catalog.selectors.stock import stock_at_stores
 from catalog.services.stock import stock_reserve
 from config import mongo
+from shop.services.admissions import ticket_admission_undo, ticket_admit
+from shop.services.box_office import box_office_sell
 from shop.services.carts import (
     cart_add_item,
+    cart_clear,
+    cart_extend_hold,
     cart_merge,
     cart_remove_item,
     cart_set_quantity,
 )
-from shop.services.checkout import cart_checkout
+from shop.services.checkout import cart_checkout, checkouts_recover
 from shop.services.cleanup import carts_purge
 from shop.services.expiry import cart_expire, cart_release, carts_expire
-from shop.services.orders import order_cancel
+from shop.services.order_owners import orders_attach, orders_attach_by_email
+from shop.services.orders import order_cancel, orders_cancel_recover
 from shop.services.reconcile import reservations_reconcile
+from shop.services.settle import orders_settle
 from shop.services.tickets import (
     cart_hold_best_available,
     cart_hold_seats,
@@ -231,6 +238,27 @@ def login(world):
     cart_merge(from_owner=anonymous, to_owner=account, now=world.now)
 
 
+def clear(world):
+    owner, _ = world.cart()
+    cart_add_item(owner=owner, sku="HOT-2", quantity=1, now=world.now)
+    cart_clear(owner=owner, now=world.now)
+
+
+def extend_hold(world):
+    owner, _ = world.cart()
+    cart_extend_hold(owner=owner, now=world.now)
+
+
+def orders_follow_login(world):
+    """At login: the browser's recent orders, then (once the address is
+    proven) every order placed with the account's email."""
+    anonymous, cart_id = world.cart()
+    pay(world, anonymous, cart_id)
+    account = world.shopper()
+    orders_attach(from_owner=anonymous, to_owner=account, now=world.now)
+    orders_attach_by_email(email="Hot@Example.com", to_owner=account)
+
+
 def release(world):
     _, cart_id = world.cart()
     cart_release(cart_id=cart_id, now=world.now)
@@ -307,6 +335,42 @@ def seat_holds_job(world):
     seat_holds_settle(before=now + timedelta(minutes=10), since=now - timedelta(days=1))
 
 
+def check_in(world):
+    """At the door: a ticket scanned, the scan undone, scanned again."""
+    order = pay(world, *world.seat_cart())
+    code = next(line.code for line in order.lines if line.code)
+    ticket_admit(code=code, session_id=world.show, by="door", now=world.now)
+    ticket_admission_undo(code=code, session_id=world.show)
+    ticket_admit(code=code, session_id=world.show, by="door", now=world.now)
+
+
+def box_office_sale(world):
+    """House seats blocked, one sold at the counter, one given back."""
+    seats = world.seats(2)
+    seats_block(session_id=world.show, seats=seats, reason="House", by="staff:hot")
+    box_office_sell(
+        session_id=world.show,
+        seats=seats[:1],
+        name="A Customer",
+        email="counter@example.com",
+        by="staff:hot",
+        now=world.now,
+    )
+    seats_unblock(session_id=world.show, seats=seats[1:], by="staff:hot")
+
+
+def checkouts_job(world):
+    checkouts_recover(now=world.now + timedelta(minutes=10))
+
+
+def cancels_job(world):
+    orders_cancel_recover(now=world.now + timedelta(minutes=10))
+
+
+def settle_job(world):
+    orders_settle(now=timezone.now() + timedelta(minutes=10))
+
+
 def stores_with_a_sku(world):
     """What the item page reads for a store: each store's units of a SKU
     (its stock locations; the ``$geoNear`` over the stores that follows is
@@ -325,6 +389,9 @@ ACTIONS = [
     ("sold-out add", sold_out_add),
     ("checkout", checkout),
     ("login", login),
+    ("clear", clear),
+    ("extend hold", extend_hold),
+    ("orders follow login", orders_follow_login),
     ("release", release),
     ("expiry", expiry_job),
     ("reconcile", reconcile_job),
@@ -338,6 +405,11 @@ ACTIONS = [
     ("cancel", cancel),
     ("cancel tickets", cancel_tickets),
     ("seat holds settle", seat_holds_job),
+    ("check-in", check_in),
+    ("box office sale", box_office_sale),
+    ("checkouts job", checkouts_job),
+    ("cancels job", cancels_job),
+    ("settle job", settle_job),
     # Last: the best seats are wherever the hall's ranking puts them.
     ("hold best available", hold_best_available),
 ]

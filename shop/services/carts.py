@@ -7,8 +7,6 @@ back); this module says only what the shopper wants.
 
 from datetime import datetime
 
-from pymongo import ReturnDocument
-
 from catalog.documents import stock_location
 from catalog.errors import InvalidQuantity, NotStocked, OutOfStock
 from catalog.selectors.pricing import sellable
@@ -43,6 +41,7 @@ from shop.services.lines import (
     ATTEMPTS,
     first_line,
     live_cart,
+    live_son,
     missing_cart,
     move_line,
     refusal_of,
@@ -302,27 +301,39 @@ def cart_remove_item(*, owner: str, sku: str, now: datetime | None = None) -> Ca
 def cart_clear(*, owner: str, now: datetime | None = None) -> Cart | None:
     """Empty the cart (every kind of line) and give every hold back.
 
-    The cart is emptied in one update that returns what it held; then each
-    line's units go back. Returns the emptied cart, None if there was none.
+    The cart is emptied in one update guarded on its lines as read, so what
+    it empties is exactly what is then given back (a line added or changed
+    in between makes it refuse: read again). Not a findAndModify returning
+    the cart before it: on the Rust server that costs time growing with the
+    carts (config/compat.py). Returns the emptied cart, None if there was
+    none.
 
-    Raises CartPending, CartExpired.
+    Raises CartPending, CartExpired, CartChanged.
     """
     now = utcnow(now)
-    cart = live_cart(owner, now, create=False)
-    if cart is None:
+    raw = live_son(owner, now)
+    if raw is None:
         return None
-    fields = {kind.field: [] for kind in KINDS}
-    before = carts().find_one_and_update(
-        {"_id": cart.cart_id, "state": ACTIVE},
-        {"$set": {**fields, **touch(now)}},
-        return_document=ReturnDocument.BEFORE,
-    )
-    if before is None:
-        raise refusal_of(cart.cart_id, now)
+    cart_id = raw["_id"]
+    emptied = {kind.field: [] for kind in KINDS}
+    for _ in range(ATTEMPTS):
+        # A field the cart lacks is guarded as None, which matches it absent.
+        as_read = {kind.field: raw.get(kind.field) for kind in KINDS}
+        done = carts().update_one(
+            {"_id": cart_id, "state": ACTIVE, **as_read},
+            {"$set": {**emptied, **touch(now)}},
+        )
+        if done.matched_count:
+            break
+        raw = carts().find_one({"_id": cart_id})
+        if raw is None or raw["state"] != ACTIVE:
+            raise refusal_of(cart_id, now)
+    else:
+        raise CartChanged()
     faults.point("clear.after_cart")
-    for kind, line in lines_of(load_cart(before)):
-        kind.give_back(cart_id=cart.cart_id, line=line)
-    return reload(cart.cart_id)
+    for kind, line in lines_of(load_cart(raw)):
+        kind.give_back(cart_id=cart_id, line=line)
+    return reload(cart_id)
 
 
 def cart_extend_hold(*, owner: str, now: datetime | None = None) -> Cart:

@@ -79,24 +79,35 @@ def live_cart(owner: str, now: datetime, *, create: bool) -> Cart | None:
     back) and a new one started: expiry never waits for the job.
     Raises CartPending while a checkout of the owner's cart runs.
     """
-    if _anonymous(owner):
-        if create:
-            raise CartNotFound()
+    raw = live_son(owner, now)
+    if raw is not None:
+        return load_cart(raw)
+    if not create:
         return None
     for _ in range(ATTEMPTS):
-        raw = carts().find_one(live_filter(owner))
-        if raw is not None:
-            if raw["state"] == PENDING:
-                raise CartPending()
-            if is_live(raw, now):
-                return load_cart(raw)
-            cart_expire(cart_id=raw["_id"], now=now)
-            continue
-        if not create:
-            return None
         cart = new_cart(owner, now)
         if cart is not None:
             return cart
+        raw = live_son(owner, now)
+        if raw is not None:
+            return load_cart(raw)
+    raise CartChanged()
+
+
+def live_son(owner: str, now: datetime) -> dict | None:
+    """``live_cart``'s cart as stored (never made here), for a caller whose
+    guard is the cart as read."""
+    if _anonymous(owner):
+        return None
+    for _ in range(ATTEMPTS):
+        raw = carts().find_one(live_filter(owner))
+        if raw is None:
+            return None
+        if raw["state"] == PENDING:
+            raise CartPending()
+        if is_live(raw, now):
+            return raw
+        cart_expire(cart_id=raw["_id"], now=now)
     raise CartChanged()
 
 

@@ -187,6 +187,28 @@ def test_clear_gives_back_every_line(mongo_db, product, now):
     assert cart_doc(mongo_db, cart.cart_id)["state"] == ACTIVE
 
 
+def test_clear_gives_back_a_line_added_after_it_read_the_cart(
+    mongo_db, product, now, monkeypatch
+):
+    """The clear's update is guarded on the lines as read: a line added in
+    between makes it read again, so that line's units go back too."""
+    from shop.services import carts
+    from shop.services import lines as cart_lines
+
+    other = make_product(sku="HAT-1")
+    cart_add_item(owner=ALICE, sku=product, quantity=3, now=now)
+    as_read = cart_lines.live_son(ALICE, now)
+    cart = cart_add_item(owner=ALICE, sku=other, quantity=1, now=now)
+    monkeypatch.setattr(carts, "live_son", lambda owner, now: as_read)
+
+    cart_clear(owner=ALICE, now=now)
+
+    assert (stock(mongo_db, product), stock(mongo_db, other)) == (100, 100)
+    assert lines(mongo_db, cart.cart_id) == {}
+    assert stock_hold(sku=other, cart_id=cart.cart_id) is None
+    assert invariant_problems() == []
+
+
 def test_expiry_returns_stock_and_marks_the_cart_expired(mongo_db, product, now, later):
     cart = cart_add_item(owner=ALICE, sku=product, quantity=2, now=now)
     assert not cart_expire(cart_id=cart.cart_id, now=now)  # still within its hold
