@@ -16,7 +16,11 @@ Python server (0.7.0b3), see tests/test_server_conformance.py:
 * Cost that grows with the collection on the Rust server, though ``explain``
   reports an index scan: a findAndModify (even on ``_id`` alone: 2.8 ms at
   1,000 carts, 17 ms at 10,000, where update_one stays at 1.5-2.5 ms) and a
-  filter with a top-level ``$or`` (3 ms -> 27 ms). Hot paths over
+  filter with a top-level ``$or`` whose branches match many documents (3 ms
+  -> 27 ms): the server plans each branch by its own fields, whatever else
+  the filter names, so ``{_id, $or: [active within its hold, pending]}``
+  reads every live cart, while an ``$or`` of branches that match few stays
+  flat (bench/or_bench.py). Hot paths over
   collections that grow use update_one and find_one by ``_id`` instead (the
   checkout lock, ``shop.services.checkout._begin``; the expiry job's two
   queries), and the cleanup job (``shop.services.cleanup``) keeps the carts

@@ -8,7 +8,8 @@ while a command listener records what they send. Each recorded query shape
 scan. On the Rust server ``explain`` reports an index scan for a top-level
 ``$or`` and for a findAndModify that the server in fact answers in time
 proportional to the collection (config/compat.py), so on the collections
-that grow (carts, orders) those two shapes fail the test as well.
+that grow (carts, orders) those two shapes fail the test as well, but for
+an ``$or`` measured flat (``FLAT_OR``, ``bench/or_bench.py``).
 
 To cover more actions, append to ACTIONS: ``(name, function(world) ->
 None)``; the shapes they send are checked the same way. The seat actions
@@ -28,6 +29,9 @@ from booking.services.holds import seat_holds_settle
 from catalog.selectors.stock import stock_at_stores
 from catalog.services.stock import stock_reserve
 from config import mongo
+from shop.selectors.carts import cart_units, cart_view, expired_cart
+from shop.selectors.orders import order_by_link, order_of_owner, orders_of_owner
+from shop.selectors.tickets import session_tickets, ticket_figures
 from shop.services.admissions import ticket_admission_undo, ticket_admit
 from shop.services.box_office import box_office_sell
 from shop.services.carts import (
@@ -66,6 +70,12 @@ SHAPED = {"find", "update", "delete", "findAndModify", "aggregate", "count", "di
 # every sold seat's entry).
 GROWING = {"carts", "orders", "seat_holds"}
 ROWS, COLS = 10, 20
+# Top-level $or shapes that bench/or_bench.py measures flat on the Rust
+# server, by their filter's fields: the server plans each branch on its own,
+# and these branches match only carts past their hold or expiring (few: the
+# expiry job runs every minute), not every live cart. The cart page's count
+# of units held by carts past their hold (shop.selectors.carts).
+FLAT_OR = [{"items.sku", "$or"}]
 # Never part of a query shape.
 _ENVELOPE = {
     "lsid",
@@ -148,6 +158,7 @@ def populate(world: World) -> None:
     for i in range(8):
         make_product(sku=f"HOT-{i}", stock=10_000)
     make_product(sku="LAST", stock=3)
+    make_product(sku="FEW", stock=6)
     # Click & collect: two stores, one with HOT-1, neither with LAST.
     make_store("hot-a", "Hot A", lng=-1.54, lat=53.80)
     make_store("hot-b", "Hot B", lng=-1.08, lat=53.96)
@@ -371,6 +382,28 @@ def settle_job(world):
     orders_settle(now=timezone.now() + timedelta(minutes=10))
 
 
+def shopper_pages(world):
+    """What a shopper's pages read: the cart (with a line of a SKU running
+    low, which asks how many units carts past their hold keep) and its
+    count, the cart that ran out, the account's orders, one by number and
+    one by its link."""
+    owner, cart_id = world.cart(sku="FEW")
+    cart_view(owner=owner, now=world.now)
+    order = pay(world, owner, cart_id)
+    cart_units(owner=owner, now=world.now)
+    expired_cart(owner=owner, now=world.now)
+    orders_of_owner(owner=owner)
+    order_of_owner(owner=owner, number=order.number)
+    order_by_link(number=order.number, token=order.token)
+
+
+def door_pages(world):
+    """What the box office and the door read of a performance: its
+    figures and every ticket sold for it."""
+    ticket_figures(session_ids=[world.show])
+    session_tickets(session_id=world.show)
+
+
 def stores_with_a_sku(world):
     """What the item page reads for a store: each store's units of a SKU
     (its stock locations; the ``$geoNear`` over the stores that follows is
@@ -406,6 +439,8 @@ ACTIONS = [
     ("cancel tickets", cancel_tickets),
     ("seat holds settle", seat_holds_job),
     ("check-in", check_in),
+    ("shopper pages", shopper_pages),
+    ("door pages", door_pages),
     ("box office sale", box_office_sale),
     ("checkouts job", checkouts_job),
     ("cancels job", cancels_job),
@@ -474,7 +509,8 @@ def problems_of(action: str, command: dict, plan: dict) -> list[str]:
     said = []
     if "COLLSCAN" in stages(plan.get("queryPlanner", {}).get("winningPlan")):
         said.append("collection scan")
-    if where in GROWING and "$or" in query_of(command):
+    query_fields = set(query_of(command))
+    if where in GROWING and "$or" in query_fields and query_fields not in FLAT_OR:
         said.append("top-level $or on a growing collection")
     if where in GROWING and name == "findAndModify":
         said.append("findAndModify on a growing collection")

@@ -129,7 +129,12 @@ class CartView:
 
 
 def _stale_units(skus: list[str], now: datetime) -> dict[str, int]:
-    """Units of these SKUs listed by carts past their hold (not really taken)."""
+    """Units of these SKUs listed by carts past their hold (not really taken).
+
+    One query with a top-level ``$or``, which the Rust server plans branch
+    by branch: both branches match only carts past their hold or expiring,
+    few whatever the shop's size, so it stays flat where the same count as
+    two queries reads every holder of the SKU (``bench/or_bench.py``)."""
     stale: dict[str, int] = {}
     found = Cart.coll().find(
         {
