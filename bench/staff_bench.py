@@ -1,7 +1,8 @@
 """The staff dashboard and order search at 100,000 orders: server time.
 
 Bulk-inserts ``--orders`` paid, refunded and unpaid orders spread over the
-last 30 days (tickets, goods, both), rebuilds the sales counters from them
+last 30 days (tickets, goods, both) with each paid one's entry on the audit
+trail, rebuilds the sales counters from them
 (``counters_rebuild``) and checks they equal a recount, then measures
 through Django's test client (the whole server-side time: access checks,
 selectors, templates), ``--runs`` requests each:
@@ -13,7 +14,10 @@ selectors, templates), ``--runs`` requests each:
   summed from scratch (the first view after a rebuild);
 * the orders list, newest first, and its second page (keyset cursor);
 * search by order number, by email and by ticket code;
-* a filtered list (refunded orders of tickets, last 7 days).
+* a filtered list (refunded orders of tickets, last 7 days);
+* the live carts (``/staff/carts/``), with ``--live-carts`` carts live at
+  once (a sale: each holding a line, some in checkout), which the
+  dashboard's live figures read too.
 
 The data directory is kept under ``--data`` and reused by the next run of
 the same size. Prints p50/p95/max in milliseconds; the target is a p95 at
@@ -21,6 +25,7 @@ or under 150 ms for every row.
 
     .venv/bin/python bench/staff_bench.py                # 100,000 orders
     .venv/bin/python bench/staff_bench.py --orders 10000 --runs 20
+    .venv/bin/python bench/staff_bench.py --live-carts 20000
 """
 
 import argparse
@@ -74,7 +79,9 @@ def code_of(n: int) -> str:
 
 
 # The shape of the kept data: a directory of another shape is loaded again.
-DATA_SHAPE = 2  # 2: order numbers follow the time of the orders, as in a shop
+# 2: order numbers follow the time of the orders, as in a shop; 3: each
+# paid order's "order paid" entry on the audit trail, as checkout writes it.
+DATA_SHAPE = 3
 
 
 def order_doc(i: int, count: int, now, rng: random.Random) -> dict:
@@ -161,8 +168,24 @@ def order_doc(i: int, count: int, now, rng: random.Random) -> dict:
     return doc
 
 
+def paid_entry(order: dict) -> dict:
+    """The trail's "order paid" entry of ``order``, as checkout writes it."""
+    return {
+        "at": order["paid_at"],
+        "actor": "shopper",
+        "action": "order paid",
+        "object_kind": "order",
+        "object_id": order["number"],
+        "reason": "",
+        "before": "pending_payment",
+        "after": "paid",
+        "details": {"total": str(order["total"].to_decimal())},
+    }
+
+
 def ensure_loaded(count: int) -> float | None:
     from shop.documents import Order
+    from staff.documents import AuditEntry
     from staff.services.recount import counters_rebuild
 
     mongo.ensure_indexes()
@@ -177,17 +200,20 @@ def ensure_loaded(count: int) -> float | None:
         return None
     started = time.monotonic()
     orders.delete_many({})
+    trail = AuditEntry.coll()
+    trail.delete_many({})
     rng = random.Random(7)
     now = timezone.now()
     batch = []
     for i in range(count):
         batch.append(order_doc(i, count, now, rng))
-        if len(batch) == 5000:
+        if len(batch) == 5000 or i == count - 1:
             orders.insert_many(batch, ordered=False)
+            trail.insert_many(
+                [paid_entry(order) for order in batch if order.get("paid_at")]
+            )
             batch = []
             print(f"  {i + 1} orders", file=sys.stderr, flush=True)
-    if batch:
-        orders.insert_many(batch, ordered=False)
     buckets = counters_rebuild()
     meta.replace_one({"_id": "shape"}, {"value": DATA_SHAPE}, upsert=True)
     print(f"  {buckets} counter buckets", file=sys.stderr)
@@ -242,6 +268,54 @@ def remove_added_orders() -> None:
         counters_rebuild()
 
 
+def add_live_carts(count: int) -> None:
+    """``count`` carts live now, as during a sale: each with a line held for
+    the rest of its hold, one in fifty in checkout (marked to be removed)."""
+    from shop.documents import Cart
+
+    rng = random.Random(11)
+    now = timezone.now()
+    carts = []
+    for i in range(count):
+        expires = now + timedelta(seconds=rng.randrange(30, 1800))
+        owner = f"anon:live{i}"
+        carts.append(
+            {
+                "_id": f"bench-live-{i}",
+                "owner": owner,
+                "live_owner": owner,
+                "state": "pending" if i % 50 == 0 else "active",
+                "items": [
+                    {
+                        "sku": f"SKU-{rng.randrange(500)}",
+                        "name": "A product",
+                        "quantity": rng.randint(1, 3),
+                        "unit_price": Decimal128("25.00"),
+                        "added_at": now,
+                    }
+                ],
+                "tickets": [],
+                "created_at": now,
+                "modified_at": now,
+                "expires_at": expires,
+                "checkout_at": now,
+                "lease_until": expires,
+                "bench_added": True,
+            }
+        )
+        if len(carts) == 5000:
+            Cart.coll().insert_many(carts)
+            carts = []
+    if carts:
+        Cart.coll().insert_many(carts)
+
+
+def remove_live_carts() -> None:
+    from shop.documents import Cart
+
+    Cart.coll().delete_many({"bench_added": True})
+
+
 def measure(client: Client, runs: int) -> dict[str, list[float]]:
     from shop.documents import Order
     from staff.documents import SalesRollup
@@ -260,6 +334,7 @@ def measure(client: Client, runs: int) -> dict[str, list[float]]:
         "search: ticket code": f"/staff/orders/?q={sample['codes'][0]}",
         "filter: refunded tickets, 7 days": "/staff/orders/?state=refunded"
         f"&kind=tickets&since={(timezone.localdate() - timedelta(days=7)).isoformat()}",
+        "live carts": "/staff/carts/",
     }
     # The dashboard as staff see it during sales: an order counted since the
     # last view, so today's top products are brought up to date with it
@@ -293,6 +368,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--data", type=Path, default=DATA, help="kept between runs")
     parser.add_argument(
+        "--live-carts", type=int, default=0, help="carts live at once (a sale)"
+    )
+    parser.add_argument(
         "--check", action="store_true", help="also prove counters == a recount"
     )
     args = parser.parse_args()
@@ -312,12 +390,17 @@ def main() -> None:
             problems = counter_problems()
             print(f"counters == recount: {'yes' if not problems else problems[:3]}")
         try:
+            add_live_carts(args.live_carts)
             results = measure(staff_client(), args.runs)
         finally:
             remove_added_orders()
+            remove_live_carts()
     finally:
         server.stop()
-    print(f"\n{args.orders} orders, {args.runs} requests each (server time, ms)")
+    print(
+        f"\n{args.orders} orders, {args.live_carts} live carts,"
+        f" {args.runs} requests each (server time, ms)"
+    )
     print(f"{'page':<48} {'p50':>7} {'p95':>7} {'max':>7}")
     worst = 0.0
     for label, samples in results.items():

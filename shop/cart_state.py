@@ -122,12 +122,6 @@ def open_filter(now: datetime) -> dict:
     return {"state": ACTIVE, "expires_at": {"$gt": now}}
 
 
-def is_live_filter(now: datetime) -> dict:
-    """The filter of ``is_live``, for listing live carts (staff pages; a
-    top-level ``$or``, so never on a shopper's hot path)."""
-    return {"$or": [{"state": PENDING}, open_filter(now)]}
-
-
 def run_out_filter(now: datetime) -> dict:
     """Active carts whose hold ran out (the guard of ``active -> expiring``)."""
     return {"state": ACTIVE, "expires_at": {"$lte": now}}

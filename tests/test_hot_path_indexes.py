@@ -54,6 +54,8 @@ from shop.services.tickets import (
     cart_hold_seats,
     cart_release_seats,
 )
+from staff.selectors.carts import live_carts
+from staff.selectors.dashboard import dashboard
 from tests.booking.factories import seat
 from tests.shop.factories import (
     SHIPPING,
@@ -404,6 +406,13 @@ def door_pages(world):
     session_tickets(session_id=world.show)
 
 
+def staff_during_a_sale(world):
+    """What staff watch during a sale: the dashboard's live figures and
+    checks, the live carts soonest to end."""
+    dashboard(now=world.now)
+    live_carts(now=world.now)
+
+
 def stores_with_a_sku(world):
     """What the item page reads for a store: each store's units of a SKU
     (its stock locations; the ``$geoNear`` over the stores that follows is
@@ -441,6 +450,7 @@ ACTIONS = [
     ("check-in", check_in),
     ("shopper pages", shopper_pages),
     ("door pages", door_pages),
+    ("staff during a sale", staff_during_a_sale),
     ("box office sale", box_office_sale),
     ("checkouts job", checkouts_job),
     ("cancels job", cancels_job),

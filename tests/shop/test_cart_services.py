@@ -518,3 +518,36 @@ def test_staff_live_carts_list_exactly_the_carts_that_still_hold(
     assert run_out.cart_id not in listed
     assert listed[paying.cart_id]["minutes_left"] == 0
     assert listed[live.cart_id]["minutes_left"] > 0
+
+
+def test_staff_live_carts_come_soonest_to_end_first_across_the_windows(
+    mongo_db, product, now
+):
+    """Read window by window of their end: the order and the limit hold
+    across windows, and carts in checkout take their place by their end."""
+    from shop.documents import PENDING
+    from shop.services.common import hold_time
+    from staff.selectors.carts import live_carts
+
+    hold = hold_time()
+    ends = {"anon:20m": 20 * 60, "anon:3m": 180, "anon:40s": 40, "anon:10s": 10}
+    made = {}
+    for owner, left in ends.items():
+        made[owner] = cart_add_item(
+            owner=owner,
+            sku=product,
+            quantity=1,
+            now=now - hold + timedelta(seconds=left),
+        ).cart_id
+    paying = cart_add_item(owner="anon:paying", sku=product, quantity=1, now=now)
+    mongo_db.carts.update_one(
+        {"_id": paying.cart_id},
+        {"$set": {"state": PENDING, "expires_at": now + timedelta(seconds=100)}},
+    )
+
+    first = [cart["id"] for cart in live_carts(now=now, limit=4)]
+    every = [cart["id"] for cart in live_carts(now=now)]
+
+    order = [made["anon:10s"], made["anon:40s"], paying.cart_id, made["anon:3m"]]
+    assert first == order
+    assert every == [*order, made["anon:20m"]]

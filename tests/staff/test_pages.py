@@ -391,3 +391,52 @@ def test_needs_attention_lists_stuck_checkouts_refunds_and_unfinished_orders(
     assert f"Refund not finished: order {refunding.number}" in texts
     assert f"Order {paid.number} is paid but its cart is not complete" in texts
     assert d.live["checkouts"] == 2 and d.live["units_held"] == 2
+
+
+def test_live_figures_count_what_the_holding_carts_hold(mongo_db, product, show):
+    """Active carts within their hold and carts in checkout, summed by the
+    server; a cart past its hold is not counted."""
+    from shop.services.tickets import cart_hold_seats
+    from staff.selectors.dashboard import dashboard
+
+    now = timezone.now()
+    cart_add_item(owner="anon:a", sku=product, quantity=2, now=now)
+    cart_hold_seats(owner="anon:a", session_id=show, seats=((0, 0), (0, 1)), now=now)
+    cart_add_item(owner="anon:b", sku=product, quantity=3, now=now)
+    paying = cart_add_item(owner="anon:c", sku=product, quantity=1, now=now)
+    mongo_db.carts.update_one(
+        {"_id": paying.cart_id}, {"$set": {"state": "pending", "checkout_at": now}}
+    )
+    cart_add_item(
+        owner="anon:gone", sku=product, quantity=4, now=now - timedelta(hours=2)
+    )
+
+    live = dashboard(now=now).live
+
+    assert live == {"active_carts": 2, "checkouts": 1, "units_held": 6, "seats_held": 2}
+
+
+def test_recent_activity_is_the_newest_of_the_last_month_across_windows(mongo_db):
+    """Read window by window back from now: the newest first, as many as
+    asked, whichever windows they fall in; nothing older than a month."""
+    from staff.selectors.dashboard import recent_audit
+
+    now = timezone.now().replace(microsecond=0)
+    ago = {"10m": 10, "2h": 120, "3d": 3 * 1440, "20d": 20 * 1440, "40d": 40 * 1440}
+    mongo_db.audit.insert_many(
+        {
+            "at": now - timedelta(minutes=minutes),
+            "actor": "staff",
+            "action": "stock adjusted",
+            "object_kind": "sku",
+            "object_id": name,
+        }
+        for name, minutes in ago.items()
+    )
+
+    def names(limit):
+        return [entry["object_id"] for entry in recent_audit(now, limit=limit)]
+
+    assert names(1) == ["10m"]
+    assert names(3) == ["10m", "2h", "3d"]
+    assert names(10) == ["10m", "2h", "3d", "20d"]
