@@ -9,6 +9,7 @@ the threshold, the next performances.
 
 from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta
+from itertools import pairwise
 
 from django.urls import reverse
 from django.utils import timezone
@@ -17,6 +18,7 @@ from activity.selectors import Funnel, funnel
 from booking.documents import Session
 from booking.selectors import COUNT_FIELDS, counts_of
 from catalog.selectors.stock import stock_low
+from config.mongo import read_in_windows
 from shop.cart_state import lease_open, open_filter
 from shop.documents import PAID, PENDING, REFUNDING, Cart, Order
 from shop.services.common import lease_time
@@ -386,19 +388,25 @@ def needs_attention(
 # The trail only grows (an entry per paid order, and more), and the server
 # reads every entry within an index scan's bounds even under a limit: 137 ms
 # for the newest 15 of 100,000 entries. So the newest are read window by
-# window back from now, and "recent" ends a month back.
+# window back from now (``read_in_windows``), and "recent" ends a month back.
 RECENT_WINDOWS = [timedelta(hours=1), timedelta(days=1), timedelta(days=30)]
 
 
 def recent_audit(now: datetime, limit: int = 15) -> list[dict]:
     """The trail's newest entries of the last month, newest first."""
-    newest = [("at", -1), ("_id", -1)]
-    for width in RECENT_WINDOWS:
-        query = {"at": {"$gte": now - width}}
-        found = list(AuditEntry.coll().find(query).sort(newest).limit(limit))
-        if len(found) >= limit:
-            break
-    return found
+    edges = [now - width for width in RECENT_WINDOWS]
+    windows = [
+        {"$gte": edges[0]},  # and any dated after now
+        *({"$gte": lower, "$lt": upper} for upper, lower in pairwise(edges)),
+    ]
+    return read_in_windows(
+        AuditEntry.coll(),
+        {},
+        field="at",
+        windows=windows,
+        sort=[("at", -1), ("_id", -1)],
+        limit=limit,
+    )
 
 
 def dashboard(*, now: datetime | None = None) -> Dashboard:

@@ -8,6 +8,7 @@ from bson import ObjectId
 from django.utils import timezone
 
 from config.decimals import decimal_of
+from config.mongo import read_in_windows
 from shop.documents import PAID, PENDING_PAYMENT, Order
 from shop.payments import BOX_OFFICE
 from staff.documents import AuditEntry
@@ -150,36 +151,34 @@ def _describe(raw: dict) -> None:
 
 def _newest(base, *, since, upper, wanted, windowed, now) -> list[dict]:
     """Up to ``wanted`` orders created in [since, upper), newest first."""
+    return read_in_windows(
+        _orders(),
+        base,
+        field="created_at",
+        windows=_windows(since=since, upper=upper, windowed=windowed, now=now),
+        sort=_NEWEST,
+        limit=wanted,
+        projection=_FIELDS,
+    )
+
+
+def _windows(*, since, upper, windowed, now):
+    """The bounds of ``created_at`` in [since, upper), newest first: orders
+    dated after now (none in a live shop) on their own, then WINDOWS back
+    from now (or from ``upper``), the last one down to ``since``."""
     now = now or timezone.now()
-    found: list[dict] = []
     top = upper
     if top is None or top > now:
-        # Orders dated after now (none in a live shop): their own small read,
-        # so that the windows below can start at now.
-        future = {"$gte": now, **({"$lt": top} if top else {})}
-        found = _read(base, future, wanted)
+        yield {"$gte": now, **({"$lt": top} if top else {})}
         top = now
     for width in WINDOWS if windowed else [None]:
-        if len(found) >= wanted:
-            break
         lower = top - width if width is not None else None
         if since is not None and (lower is None or lower < since):
             lower, width = since, None  # the last window: the asked range
-        bounds = {"$lt": top, **({"$gte": lower} if lower is not None else {})}
-        found += _read(base, bounds, wanted - len(found))
+        yield {"$lt": top, **({"$gte": lower} if lower is not None else {})}
+        if width is None:
+            return
         top = lower  # the next, wider window starts where this one ended
-        if width is None or top is None:
-            break
-    return found
-
-
-def _read(base: dict, bounds: dict, limit: int) -> list[dict]:
-    return list(
-        _orders()
-        .find({**base, "created_at": bounds}, _FIELDS)
-        .sort(_NEWEST)
-        .limit(limit)
-    )
 
 
 def order_detail(*, number: str) -> Order | None:
