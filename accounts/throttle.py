@@ -1,13 +1,15 @@
 """Throttling of the requests that take seats or stock (holds and adds).
 
 Fixed windows counted in MongoDB: one document per (who, window) whose
-``_id`` names both, incremented atomically (``config/compat.py``
-``increment``), so every worker process (and machine) shares the counts.
-Why not Django's cache framework: the only shared backends without a new
-server are the database cache, whose ``incr`` is a read then a write (two
-workers can both count 7), and local memory, which is per process. MongoDB
-is already the one store every process shares, and ``$inc`` is atomic. Old
-windows are deleted by a TTL index on ``expires`` (``ThrottleCount``).
+``_id`` names both, so every worker process (and machine) shares the
+counts. A request is counted by one conditional ``$inc`` whose filter
+carries the limit (``n < limit``, ``hit``): the update is the decision, as
+for stock and seats, so concurrent requests can never pass more than the
+limit and nothing is read back. Why not Django's cache framework: the only
+shared backends without a new server are the database cache, whose
+``incr`` is a read then a write (two workers can both count 7), and local
+memory, which is per process. Old windows are deleted by a TTL index on
+``expires`` (``ThrottleCount``).
 
 Who: the session (its key) and the client address, each with its limit
 (settings ``THROTTLE_PER_SESSION``, ``THROTTLE_PER_ADDRESS`` per
@@ -19,9 +21,9 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.shortcuts import render
+from pymongo.errors import DuplicateKeyError
 
 from accounts.documents import ThrottleCount
-from config import compat
 
 # The POSTs that take seats or stock (url names); nothing else is counted.
 THROTTLED = {"shop:add", "shop:hold_seats", "shop:best_seats"}
@@ -41,17 +43,34 @@ def client_ip(request) -> str:
 
 
 def hit(key: str, *, limit: int, window: int, now: datetime | None = None) -> bool:
-    """Count one request for ``key``; whether it is within ``limit`` for the
-    current window of ``window`` seconds (one atomic ``$inc``)."""
+    """Count one request for ``key`` if the current window of ``window``
+    seconds has fewer than ``limit``; whether it was counted (within).
+
+    One upsert guarded on ``n < limit``: it counts a window under its limit,
+    or makes a window not seen yet with the first count. A window at its
+    limit fails the guard, so the upsert tries to make it again and the
+    ``_id`` answers DuplicateKeyError; so does a window another request made
+    a moment ago, hence one more guarded update (no upsert) decides. Never a
+    findAndModify: on the Rust server its cost grows with the collection
+    (``config/compat.py``), and this one gains a document per shopper's
+    session per window, on the add's own request.
+    """
+    if limit < 1:
+        return False  # an upsert makes a missing window whatever its guard
     now = now or datetime.now(UTC)
     start = int(now.timestamp()) // window * window
-    raw = compat.increment(
-        ThrottleCount.coll(),
-        f"{key}|{start}",
-        "n",
-        on_insert={"expires": now + timedelta(seconds=2 * window)},
-    )
-    return raw["n"] <= limit
+    under = {"_id": f"{key}|{start}", "n": {"$lt": limit}}
+    count = {"$inc": {"n": 1}}
+    counts = ThrottleCount.coll()
+    try:
+        counts.update_one(
+            under,
+            {**count, "$setOnInsert": {"expires": now + timedelta(seconds=2 * window)}},
+            upsert=True,
+        )
+        return True
+    except DuplicateKeyError:
+        return counts.update_one(under, count).matched_count == 1
 
 
 def within_limits(request) -> bool:

@@ -25,7 +25,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from bench.dbserver import fresh_name
+from bench.dbserver import cpu_seconds, fresh_name, machine_shares, machine_ticks
 from bench.levels import http, marquee
 from bench.stats import percentile
 
@@ -130,9 +130,32 @@ def _end_state(db, sku: str, shoppers: list[Shopper], sale: Sale) -> list[str]:
     return lines
 
 
-def one_sale(handle, db, sale: Sale, round_: int) -> list[str]:
+def _cpu(handle, db_pid: int | None) -> tuple[float | None, float, float]:
+    """CPU seconds so far: the database daemon, serve's processes, and this
+    process (the shoppers' browsers)."""
+    return cpu_seconds(db_pid), handle.server.tree_cpu_seconds(), time.process_time()
+
+
+def _cpu_line(before, after, shoppers: int, machine) -> str:
+    """CPU per shopper of each part, and the machine's shares: what a sale
+    slower than the one before it spent its time on."""
+    parts = []
+    parts_of = zip(("database", "web tier", "browsers"), before, after, strict=True)
+    for name, a, b in parts_of:
+        if a is not None and b is not None:
+            parts.append(f"{name} {(b - a) * 1000 / shoppers:.1f}")
+    line = "  CPU ms per shopper: " + ", ".join(parts)
+    if machine is not None:
+        line += "; machine busy / idle / stolen {:.0%} / {:.0%} / {:.1%}".format(
+            *machine
+        )
+    return line
+
+
+def one_sale(handle, db, sale: Sale, round_: int, db_pid: int | None) -> list[str]:
     sku = f"FLASH-{round_}"
     item_id = _setup(sku, sale.units)
+    cpu, machine = _cpu(handle, db_pid), machine_ticks()
     began = time.perf_counter()
     with ThreadPoolExecutor(max_workers=sale.concurrency) as pool:
         shoppers = list(
@@ -142,6 +165,12 @@ def one_sale(handle, db, sale: Sale, round_: int) -> list[str]:
             )
         )
     elapsed = time.perf_counter() - began
+    used = _cpu_line(
+        cpu,
+        _cpu(handle, db_pid),
+        sale.shoppers,
+        machine_shares(machine, machine_ticks()),
+    )
     adds = sorted(s.add_ms for s in shoppers if not s.error)
     checkouts = sorted(s.checkout_ms for s in shoppers if s.checkout_ms is not None)
     lines = [
@@ -157,6 +186,7 @@ def one_sale(handle, db, sale: Sale, round_: int) -> list[str]:
                 *(percentile(checkouts, p) for p in (50, 95))
             )
         )
+    lines.append(used)
     lines += ["  " + line for line in _end_state(db, sku, shoppers, sale)]
     return lines
 
@@ -180,7 +210,7 @@ def run(target, sale: Sale, *, repeat: int = 1, web_workers: int = 2) -> list[st
 
         mongo.ensure_indexes()
         for round_ in range(1, repeat + 1):
-            lines += one_sale(handle, handle.db, sale, round_)
+            lines += one_sale(handle, handle.db, sale, round_, target.pid)
     except AssertionError as broken:
         # What the server said about it, before its log goes with it.
         tail = handle.server.log_tail(80) if handle.server else ""

@@ -32,14 +32,17 @@ Python server (0.7.0b3), see tests/test_server_conformance.py:
   the guard in the query (``shop.services.admissions._swap_admission``).
 * findAndModify with ``upsert`` on one ``_id`` from concurrent clients: the
   Rust server applies every ``$inc`` but answers some of them with no
-  document; see ``increment`` (counters never upsert in findAndModify).
+  document. The order numbers' sequence (``shop.services.numbers``) skips
+  the block such an answer reserved (a gap, never a repeat); the throttle
+  (``accounts.throttle.hit``) upserts with update_one, which every server
+  answers as MongoDB does.
 """
 
 from __future__ import annotations
 
 from pymongo import ReturnDocument
 from pymongo.collection import Collection
-from pymongo.errors import DuplicateKeyError, OperationFailure
+from pymongo.errors import OperationFailure
 
 # The Python server's refusal: BadValue, "The positional operator did not
 # find the match needed from the query", though the filter matched.
@@ -89,31 +92,3 @@ def update_then_read(collection: Collection, filter: dict, update: dict) -> dict
     if not collection.update_one(filter, update).matched_count:
         return None
     return collection.find_one({"_id": filter["_id"]})
-
-
-def increment(collection: Collection, _id: str, field: str, on_insert: dict) -> dict:
-    """``$inc`` ``field`` of the document ``_id`` by one, creating it (with
-    ``on_insert``) if missing; the document after, on every server.
-
-    findAndModify without upsert; for a missing document, an insert that is
-    itself the first increment (one command more, once per document), and
-    if a concurrent first increment inserted it meanwhile, findAndModify
-    again. Not one findAndModify with
-    ``upsert``: under concurrent upserts of one ``_id`` the Rust server
-    counts each but returns no document for some (tests/accounts/
-    test_limits.py has the race).
-    """
-    raw = collection.find_one_and_update(
-        {"_id": _id}, {"$inc": {field: 1}}, return_document=ReturnDocument.AFTER
-    )
-    if raw is not None:
-        return raw
-    created = {"_id": _id, field: 1, **on_insert}
-    try:
-        collection.insert_one(created)  # this increment is the first
-        return created
-    except DuplicateKeyError:
-        pass  # a concurrent first increment made it: count on top of it
-    return collection.find_one_and_update(
-        {"_id": _id}, {"$inc": {field: 1}}, return_document=ReturnDocument.AFTER
-    )

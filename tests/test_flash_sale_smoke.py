@@ -20,6 +20,13 @@ def test_a_quick_flash_sale_sells_out_exactly_and_says_how_fast():
 
     assert re.search(r"24 shoppers in [\d.]+ s = [\d.]+ shoppers/s", out), out
     assert re.search(r"add POST ms: p50 \d+, p95 \d+, p99 \d+", out), out
+    # What each shopper cost each part: a sale slower than the one before
+    # says where its time went.
+    assert re.search(
+        r"CPU ms per shopper: database [\d.]+, web tier [\d.]+, browsers [\d.]+; "
+        r"machine busy / idle / stolen \d+% / \d+% / [\d.]+%",
+        out,
+    ), out
     assert "sold 0 + held 10 = 10 of 10 (free 0); adds that succeeded 10" in out
     assert "invariants: ok" in out and "uptime before:" in out
 

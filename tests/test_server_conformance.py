@@ -127,25 +127,43 @@ def test_a_unique_key_freed_by_an_update_can_be_taken_again(mongo_db, server):
     assert taken == (server in FREES_UNIQUE_KEYS_ON_UPDATE), server
 
 
-def test_the_counter_helper_counts_every_concurrent_increment_once(mongo_db, server):
-    """``compat.increment`` never upserts in findAndModify (the Rust server
-    answers some concurrent upserts of one ``_id`` with no document): every
-    increment gets the document back, with a count of its own."""
-    from concurrent.futures import ThreadPoolExecutor
+def test_an_upsert_whose_guard_fails_on_an_existing_id_is_a_duplicate(mongo_db, server):
+    """What ``accounts.throttle.hit`` decides by: an upsert guarded on
+    ``n < limit`` makes a missing document (whatever the guard), counts one
+    under its limit, and on one at its limit tries to make it again, which
+    its ``_id`` refuses; never a second document, never a count past it."""
+    counts = mongo_db.conformance_counts
+    under = {"_id": "w", "n": {"$lt": 2}}
+    count = {"$inc": {"n": 1}, "$setOnInsert": {"expires": 1}}
 
-    counters = mongo_db.conformance_counters
+    made = counts.update_one(under, count, upsert=True)
+    counts.update_one(under, count, upsert=True)
+    with pytest.raises(DuplicateKeyError):
+        counts.update_one(under, count, upsert=True)
+
+    assert made.upserted_id == "w"
+    assert list(counts.find()) == [{"_id": "w", "n": 2, "expires": 1}]
+
+
+def test_concurrent_guarded_upserts_of_one_id_count_to_the_limit(mongo_db, server):
+    """The same from concurrent clients (the Rust server answers concurrent
+    findAndModify upserts of one ``_id`` with no document for some): each
+    key's window counts exactly its limit, and exactly that many pass."""
+    from concurrent.futures import ThreadPoolExecutor
+    from datetime import UTC, datetime
+
+    from accounts.throttle import hit
+
+    now = datetime(2030, 1, 1, 12, 0, 30, tzinfo=UTC)
     with ThreadPoolExecutor(8) as pool:
-        seen = list(
+        passed = list(
             pool.map(
-                lambda i: compat.increment(counters, f"k{i % 4}", "n", {})["n"],
-                range(64),
+                lambda i: hit(f"k{i % 4}", limit=10, window=60, now=now), range(64)
             )
         )
 
-    assert sorted(seen) == sorted(list(range(1, 17)) * 4)
-    assert {d["_id"]: d["n"] for d in counters.find()} == {
-        f"k{i}": 16 for i in range(4)
-    }
+    assert passed.count(True) == 40
+    assert {d["n"] for d in mongo_db.throttle_counts.find()} == {10}
 
 
 # Servers whose expressions read a path through an array of sub-documents

@@ -236,6 +236,20 @@ class Server:
             if needle in _cmdline(pid) and not _zombie(pid)
         ]
 
+    def tree_cpu_seconds(self) -> float:
+        """CPU used so far by every live process under serve (gunicorn's
+        master and workers, the qcluster and its workers)."""
+        from bench.dbserver import cpu_seconds
+
+        if self.process is None:
+            return 0.0
+        tree, total, todo = _children(), 0.0, [self.process.pid]
+        while todo:
+            pid = todo.pop()
+            total += cpu_seconds(pid) or 0.0
+            todo += tree.get(pid, [])
+        return total
+
     def worker_pids(self) -> list[int]:
         """gunicorn's workers: the children of the gunicorn master under serve."""
         if self.process is None:
