@@ -139,11 +139,12 @@ def _cpu(handle, db_pid: int | None) -> tuple[float | None, float, float]:
 def _cpu_line(before, after, shoppers: int, machine) -> str:
     """CPU per shopper of each part, and the machine's shares: what a sale
     slower than the one before it spent its time on."""
-    parts = []
-    parts_of = zip(("database", "web tier", "browsers"), before, after, strict=True)
-    for name, a, b in parts_of:
-        if a is not None and b is not None:
-            parts.append(f"{name} {(b - a) * 1000 / shoppers:.1f}")
+    names = ("database", "web tier", "browsers")
+    parts = [
+        f"{name} {(b - a) * 1000 / shoppers:.1f}"
+        for name, a, b in zip(names, before, after, strict=True)
+        if a is not None and b is not None
+    ]
     line = "  CPU ms per shopper: " + ", ".join(parts)
     if machine is not None:
         line += "; machine busy / idle / stolen {:.0%} / {:.0%} / {:.1%}".format(

@@ -145,27 +145,6 @@ def test_an_upsert_whose_guard_fails_on_an_existing_id_is_a_duplicate(mongo_db, 
     assert list(counts.find()) == [{"_id": "w", "n": 2, "expires": 1}]
 
 
-def test_concurrent_guarded_upserts_of_one_id_count_to_the_limit(mongo_db, server):
-    """The same from concurrent clients (the Rust server answers concurrent
-    findAndModify upserts of one ``_id`` with no document for some): each
-    key's window counts exactly its limit, and exactly that many pass."""
-    from concurrent.futures import ThreadPoolExecutor
-    from datetime import UTC, datetime
-
-    from accounts.throttle import hit
-
-    now = datetime(2030, 1, 1, 12, 0, 30, tzinfo=UTC)
-    with ThreadPoolExecutor(8) as pool:
-        passed = list(
-            pool.map(
-                lambda i: hit(f"k{i % 4}", limit=10, window=60, now=now), range(64)
-            )
-        )
-
-    assert passed.count(True) == 40
-    assert {d["n"] for d in mongo_db.throttle_counts.find()} == {10}
-
-
 # Servers whose expressions read a path through an array of sub-documents
 # ("$gives.op" over gives: [{op}, ...]) as the array of its values, as
 # MongoDB does; both SecantusDB servers (0.5.3) read it as missing.

@@ -56,6 +56,7 @@ from pathlib import Path
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from bench import monitor
+from bench.dbserver import cpu_seconds
 from bench.levels import Level, Outcome, Workload, marquee, raw
 from bench.web.counter import HEADER
 
@@ -239,8 +240,6 @@ class Server:
     def tree_cpu_seconds(self) -> float:
         """CPU used so far by every live process under serve (gunicorn's
         master and workers, the qcluster and its workers)."""
-        from bench.dbserver import cpu_seconds
-
         if self.process is None:
             return 0.0
         tree, total, todo = _children(), 0.0, [self.process.pid]
