@@ -8,8 +8,9 @@ data directory can be opened by either:
   once per machine (a few minutes) into a per-user cache outside the clone,
   so a fresh clone, CI and every later run reuse it.
 * ``python``: ``secantusd-py`` from the ``secantusdb`` wheel, installed with
-  Marquee's Python packages. 4-17x slower per operation; the fallback when
-  there is no Rust toolchain, and a second conformance target for the tests.
+  Marquee's Python packages. Several times slower (bench/RESULTS.md); the
+  fallback when there is no Rust toolchain, and a second conformance target
+  for the tests.
 
 ``MARQUEE_DB_ENGINE`` chooses; ``MONGODB_URI`` overrides both (no embedded
 server is started at all). This module is the one place that knows the
@@ -92,8 +93,8 @@ def resolve(requested: str | None = None) -> Engine:
             else "it is not built yet (`python manage.py ensure_engine` builds it)"
         )
         reason = (
-            f"Using SecantusDB's Python server, 4-17x slower: the Rust server "
-            f"is not available ({why}); {HOW_TO_GET_RUST}."
+            "Using SecantusDB's Python server, several times slower: the Rust "
+            f"server is not available ({why}); {HOW_TO_GET_RUST}."
         )
         return Engine("python", python_executable(), fallback_reason=reason)
     return Engine("python", python_executable())

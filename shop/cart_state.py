@@ -37,7 +37,9 @@ CANCELED = "canceled"
 CART_STATES = (ACTIVE, PENDING, COMPLETE, EXPIRING, EXPIRED, CANCELED)
 
 MOVES: dict[str, tuple[str, ...]] = {
-    ACTIVE: (PENDING, EXPIRING, CANCELED),
+    # active -> complete: a charge that went through after the recovery
+    # reopened its cart (the lease ran out): paid means done.
+    ACTIVE: (PENDING, EXPIRING, CANCELED, COMPLETE),
     PENDING: (ACTIVE, COMPLETE),
     EXPIRING: (EXPIRED,),
     COMPLETE: (),

@@ -7,14 +7,18 @@
 The seat cap is checked before any seat is taken (a clear refusal, nothing
 to give back) and again by the cart write that lists the seats, which is
 guarded on the line as read (its ``rev``): two requests of one shopper
-cannot both squeeze under it. The line cap is checked before a new line is
-taken; concurrent first adds of one shopper may pass it by one each, which
-the hold and add throttle (``accounts/throttle.py``) bounds.
+cannot both squeeze under it. The units cap likewise: checked here before
+anything is taken, and again by the write that grows a line the cart
+already lists (guarded on room for the units: ``shop/kinds/products.py``).
+The line cap is checked before a new line is taken; concurrent first adds
+of one shopper may pass it by one each, which the hold and add throttle
+(``accounts/throttle.py``) bounds.
 """
 
 from django.conf import settings
 
-from shop.errors import TooManyLines, TooManySeats
+from shop.errors import QuantityTooLarge, TooManyLines, TooManySeats
+from shop.limits import MAX_LINE_QUANTITY
 
 
 def max_seats() -> int:
@@ -30,6 +34,13 @@ def seats_fit(listed: int, adding: int) -> None:
     TooManySeats."""
     if listed + adding > max_seats():
         raise TooManySeats(limit=max_seats())
+
+
+def units_fit(quantity: int) -> None:
+    """A product line of ``quantity`` units is within the units cap, or
+    QuantityTooLarge."""
+    if quantity > MAX_LINE_QUANTITY:
+        raise QuantityTooLarge(limit=MAX_LINE_QUANTITY)
 
 
 def line_fits(cart) -> None:

@@ -22,11 +22,10 @@ from shop.errors import (
     CartPending,
     ExtensionsUsed,
     LineNotInCart,
-    QuantityTooLarge,
 )
 from shop.kinds import KINDS, PRODUCTS, lines_of
 from shop.kinds.products import give_back_units
-from shop.limits import MAX_EXTENSIONS, MAX_LINE_QUANTITY
+from shop.limits import MAX_EXTENSIONS
 from shop.services import caps, owners
 from shop.services.common import (
     carts,
@@ -56,8 +55,7 @@ def _units(quantity: object, *, allow_zero: bool = False) -> int:
         raise InvalidQuantity()
     if quantity < (0 if allow_zero else 1):
         raise InvalidQuantity()
-    if quantity > MAX_LINE_QUANTITY:
-        raise QuantityTooLarge(limit=MAX_LINE_QUANTITY)
+    caps.units_fit(quantity)
     return quantity
 
 
@@ -132,8 +130,7 @@ def cart_add_item(
         if line is not None:
             # More of a line the cart has: its name and price are known
             # already (checkout re-prices every line anyway).
-            if line.quantity + quantity > MAX_LINE_QUANTITY:
-                raise QuantityTooLarge(limit=MAX_LINE_QUANTITY)
+            caps.units_fit(line.quantity + quantity)
             return _change(cart, line, line.quantity + quantity, now)
         caps.line_fits(cart)
         if new is None:

@@ -117,7 +117,8 @@ def _start_refund(order: Order, *, staff: bool, now: datetime) -> dict | None:
 
     An update, then a read (``compat.update_then_read``), as every write of
     a collection that only grows: a findAndModify on the Rust server takes
-    time growing with the orders (22 ms at 50,000 against 1.2 ms).
+    time growing with the orders (25 ms at 50,000 against 0.8 ms,
+    bench/RESULTS.md).
     """
     return compat.update_then_read(
         orders(),

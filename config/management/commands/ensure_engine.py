@@ -52,7 +52,7 @@ class Command(BaseCommand):
         if engine.build().returncode != 0 or not engine.rust_executable().exists():
             self.stderr.write(
                 "The Rust server did not build (cargo's error is above). "
-                "Marquee will run on SecantusDB's Python server, 4-17x slower."
+                "Marquee will run on SecantusDB's Python server, several times slower."
             )
 
     def _have_build_tools(self) -> bool:
