@@ -90,18 +90,21 @@ def _wait_until_serving(url: str, proc: subprocess.Popen, within: float) -> None
 
 
 def test_serve_runs_the_whole_stack_and_stops_leaving_no_process(tmp_path):
+    """A first run, as ``make run`` starts on a fresh clone: the demo data
+    and the staff account come with it (a small demo catalogue)."""
     port = free_port()
     env = command_env(tmp_path)
     serve = subprocess.Popen(
-        [sys.executable, MANAGE, "serve", "--no-demo", "--port", str(port)],
+        [sys.executable, MANAGE, "serve", "--demo-items", "12", "--port", str(port)],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
     try:
-        _wait_until_serving(f"http://127.0.0.1:{port}/healthz", serve, within=120)
-        assert _get(f"http://127.0.0.1:{port}/") == 200
+        _wait_until_serving(f"http://127.0.0.1:{port}/healthz", serve, within=180)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as home:
+            assert 'href="/p/' in home.read().decode()
         # The web server, the qcluster and the database all run.
         assert len(processes_tagged(env["MARQUEE_PROCESS_TAG"])) >= 4
 
@@ -116,7 +119,10 @@ def test_serve_runs_the_whole_stack_and_stops_leaving_no_process(tmp_path):
         if serve.poll() is None:
             serve.kill()
     assert processes_tagged(env["MARQUEE_PROCESS_TAG"]) == []
-    assert "Marquee stopped" in serve.stdout.read()
+    output = serve.stdout.read()
+    assert "loading demo data" in output
+    assert "Staff account (shown once): staff@marquee.example" in output
+    assert "Marquee stopped" in output
 
 
 def test_one_sigterm_to_the_group_stops_once_cleanly_with_the_socket_in_var(

@@ -181,12 +181,16 @@ class Command(BaseCommand):
 
     def _prepare(self, opts) -> None:
         quiet = {"verbosity": 0}
+        # Read before anything writes: the conversions may record a fact even
+        # in an empty database (the sales counters' time zone), and a first
+        # run must still get its demo data and staff account.
+        first_run = mongo.is_empty()
         call_command("migrate", interactive=False, **quiet)
         call_command("mongo_setup", **quiet)
         call_command("convert_data", **quiet)
         call_command("setup_schedules", **quiet)
         demo = opts["demo"]
-        if demo or (demo is None and mongo.is_empty()):
+        if demo or (demo is None and first_run):
             self.stdout.write("loading demo data")
             call_command("load_demo", items=opts["demo_items"])
         if not opts["dev"]:
