@@ -87,6 +87,10 @@ class Theater(Document):
     seats_available = me.IntField(db_field="seatsAvailable", min_value=0)
     layout_version = me.IntField(default=1, min_value=1)
     created_at = me.DateTimeField()
+    # Whose turn it is to schedule in this hall, and until when (a lease:
+    # booking.services.layouts ``_theater_turn``).
+    scheduling_token = me.StringField()
+    scheduling_until = me.DateTimeField()
 
     meta = {
         "collection": "theaters",
@@ -134,11 +138,15 @@ class Session(Document):
     # since version v?" and gets an empty answer when nothing moved.
     version = me.IntField(default=0)
     created_at = me.DateTimeField()
+    # The staff form that scheduled it (its key, drawn with the page): the
+    # same form sent twice schedules once (booking.services.layouts).
+    schedule_key = me.StringField()
 
     meta = {
         "collection": "sessions",
         "indexes": [
             {"fields": ["start"]},
+            {"fields": ["schedule_key"], "unique": True, "sparse": True},
             {"fields": ["theater_id", "start"]},
             # The reconciler's sessions with seats on hold (not unique).
             {"fields": ["held"]},

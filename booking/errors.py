@@ -52,6 +52,16 @@ class TheaterNotFound(BookingError):
     message = "That theater does not exist."
 
 
+class SchedulingBusy(BookingError):
+    """Another scheduling of the theater held its turn too long."""
+
+    status = 409
+    message = (
+        "Another performance is being scheduled in this theater right now: "
+        "look at its performances, then try again."
+    )
+
+
 class PerformanceOverlaps(BookingError):
     """Another performance uses the theater during that time."""
 

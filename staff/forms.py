@@ -165,42 +165,6 @@ class PerformanceFilterForm(forms.Form):
         ]
 
 
-class ScheduleForm(forms.Form):
-    """A performance: theater, show, start, end, and one price per zone of the
-    chosen theater (fields ``price_<zone>``, added for that theater)."""
-
-    theater = forms.ChoiceField(label="Theater")
-    show = forms.CharField(max_length=160, label="Show")
-    start = _InRangeDateTime(
-        label="Starts", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
-    )
-    end = _InRangeDateTime(
-        label="Ends", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
-    )
-
-    def __init__(self, *args, theaters=(), chosen=None, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["theater"].choices = [(t.theater_id, t.name) for t in theaters]
-        self.zones = chosen.zones if chosen else ()
-        for code, name in self.zones:
-            self.fields[f"price_{code}"] = forms.DecimalField(
-                label=f"Price, {name} (£)",
-                min_value=0,
-                max_digits=8,
-                decimal_places=2,
-            )
-
-    def clean(self):
-        data = super().clean()
-        start, end = data.get("start"), data.get("end")
-        if start and end and end <= start:
-            self.add_error("end", "A performance must end after it starts.")
-        return data
-
-    def prices(self) -> dict:
-        return {code: self.cleaned_data[f"price_{code}"] for code, _ in self.zones}
-
-
 class TicketCodeForm(forms.Form):
     code = forms.CharField(
         max_length=40,
@@ -257,6 +221,43 @@ class _SentOnce(forms.Form):
         max_length=64,
         error_messages={"required": _OUT_OF_DATE, "max_length": _OUT_OF_DATE},
     )
+
+
+class ScheduleForm(_SentOnce):
+    """A performance: theater, show, start, end, and one price per zone of the
+    chosen theater (fields ``price_<zone>``, added for that theater); sent
+    twice, it schedules once (its ``key``)."""
+
+    theater = forms.ChoiceField(label="Theater")
+    show = forms.CharField(max_length=160, label="Show")
+    start = _InRangeDateTime(
+        label="Starts", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+    )
+    end = _InRangeDateTime(
+        label="Ends", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+    )
+
+    def __init__(self, *args, theaters=(), chosen=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["theater"].choices = [(t.theater_id, t.name) for t in theaters]
+        self.zones = chosen.zones if chosen else ()
+        for code, name in self.zones:
+            self.fields[f"price_{code}"] = forms.DecimalField(
+                label=f"Price, {name} (£)",
+                min_value=0,
+                max_digits=8,
+                decimal_places=2,
+            )
+
+    def clean(self):
+        data = super().clean()
+        start, end = data.get("start"), data.get("end")
+        if start and end and end <= start:
+            self.add_error("end", "A performance must end after it starts.")
+        return data
+
+    def prices(self) -> dict:
+        return {code: self.cleaned_data[f"price_{code}"] for code, _ in self.zones}
 
 
 class ReceiveForm(_SentOnce):

@@ -72,12 +72,15 @@ def performances(request):
     )
 
 
-def _schedule_form(request, data=None, *, wanted=None):
+def _schedule_form(request, data=None, *, wanted=None, typed=None):
+    """The form for the theater ``wanted`` (or the one ``data`` names);
+    ``typed``: what was typed before choosing another theater, kept."""
     theaters = theaters_list()
     wanted = wanted or (data or request.GET).get("theater")
     chosen = next((t for t in theaters if t.theater_id == wanted), None)
     chosen = chosen or (theaters[0] if theaters else None)
     initial = {"theater": chosen.theater_id} if chosen else {}
+    initial.update(typed or {})
     return ScheduleForm(data, theaters=theaters, chosen=chosen, initial=initial)
 
 
@@ -103,7 +106,14 @@ def schedule(request):
     if request.method != "POST" or "choose" in request.POST:
         # Choosing a theater (no JavaScript needed) redraws its price fields.
         chosen = request.POST.get("theater")
-        return _schedule_page(request, _schedule_form(request, wanted=chosen))
+        typed = {
+            name: request.POST[name]
+            for name in ("show", "start", "end", "key")
+            if request.POST.get(name)
+        }
+        return _schedule_page(
+            request, _schedule_form(request, wanted=chosen, typed=typed)
+        )
     form = valid(_schedule_form(request, request.POST))
     data = form.cleaned_data
     session_id = staff_schedule_performance(
@@ -113,6 +123,7 @@ def schedule(request):
         start=data["start"],
         end=data["end"],
         prices=form.prices(),
+        key=data["key"],
     )
     messages.success(request, f"{data['show']} is on sale.")
     return redirect("staff:seat_map", session_id=session_id)

@@ -9,13 +9,17 @@ protocol's (``booking.services.seats``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from datetime import datetime
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 
 from bson import Decimal128, ObjectId
 from django.utils import timezone
 from mongoengine import NotUniqueError, ValidationError
+from pymongo.errors import DuplicateKeyError
 
 from booking.documents import (
     FLAGS,
@@ -31,6 +35,7 @@ from booking.errors import (
     InvalidLayout,
     InvalidRequest,
     PerformanceOverlaps,
+    SchedulingBusy,
     TheaterNotFound,
     UnknownZone,
 )
@@ -38,6 +43,15 @@ from booking.values import SeatSpec, ZoneSpec, seat_label
 
 MAX_GRID = 200  # rows, and cells per row
 MAX_PRICE = Decimal("100000")
+# A performance longer than this is a typing slip (a year for an hour), not
+# a show: it would take the hall off everyone's schedule.
+MAX_PERFORMANCE = timedelta(hours=24)
+# A scheduling's turn at its theater: far longer than its read and insert
+# take. A process that dies in its turn holds the hall's scheduling this
+# long, nothing more; another waits at most TURN_WAIT for the turn.
+TURN_LEASE = timedelta(seconds=10)
+TURN_WAIT = 5.0
+TURN_POLL = 0.05
 CENT = Decimal("0.01")
 
 
@@ -181,6 +195,8 @@ def _check_performance(show, description, start, end, prices) -> None:
             raise InvalidRequest("Start and end must be timezone-aware times.")
     if start >= end:
         raise InvalidRequest("A performance must end after it starts.")
+    if end - start > MAX_PERFORMANCE:
+        raise InvalidRequest("A performance lasts at most 24 hours.")
     if start <= timezone.now():
         raise InvalidRequest("A performance cannot start in the past.")
     if not isinstance(prices, Mapping):
@@ -206,9 +222,8 @@ def _check_prices(theater: dict, prices: Mapping) -> None:
 def _refuse_overlap(theater_id: ObjectId, start: datetime, end: datetime) -> None:
     """PerformanceOverlaps if a performance of this theater meets [start, end).
 
-    Read, then insert: two staff scheduling the same slot of one hall at the
-    same instant could both pass. Scheduling is rare and done by a few
-    people; a slot claim would add a crash point for little.
+    A read, then the caller's insert: only within the theater's turn
+    (``_theater_turn``), so no other scheduling of the hall comes between.
     """
     clash = Session.coll().find_one(
         {"theater_id": theater_id, "start": {"$lt": end}, "end": {"$gt": start}},
@@ -226,8 +241,11 @@ def session_create(
     end: datetime,
     prices: Mapping[str, Decimal],
     description: str = "",
+    key: str | None = None,
 ) -> str:
     """Put a performance on sale in a theater; returns the session id.
+    ``key``: the scheduling form's (``session_schedule``), recorded on the
+    session, unique.
 
     The session names the theater's current layout version (immutable, so
     a later re-arrangement of the hall leaves it alone) and copies only its
@@ -250,10 +268,10 @@ def session_create(
     layout_id = layout_write(
         theater_id=theater["_id"], theater=theater, version=version
     )
-    result = Session.coll().insert_one(
-        _new_session(theater, layout_id, show, description, start, end, prices)
-    )
-    return str(result.inserted_id)
+    session = _new_session(theater, layout_id, show, description, start, end, prices)
+    if key is not None:
+        session["schedule_key"] = key
+    return str(Session.coll().insert_one(session).inserted_id)
 
 
 def _new_session(theater, layout_id, show, description, start, end, prices) -> dict:
@@ -286,24 +304,94 @@ def session_schedule(
     end: datetime,
     prices: Mapping[str, Decimal],
     description: str = "",
+    key: str | None = None,
 ) -> str:
     """Schedule a performance as the box office does: ``session_create``
     (which refuses a start in the past), in a theater free at that time.
 
+    Invariant: no two performances scheduled here meet in one theater. The
+    overlap read and the insert happen in the theater's turn, so two
+    schedulings of one hall (two clerks, or one double click) take turns
+    and the second sees the first's performance. ``key`` is the form's
+    (drawn with the page): a form sent twice schedules once, and the repeat
+    answers the session the first one made.
+
     Loaders (the demo, benchmarks, tests) call ``session_create`` directly
     and may stack sessions in one hall; a person scheduling may not.
 
-    Raises what session_create raises, and PerformanceOverlaps.
+    Raises what session_create raises, PerformanceOverlaps, and
+    SchedulingBusy (the turn not had within TURN_WAIT).
     """
     if not isinstance(theater_id, str) or not ObjectId.is_valid(theater_id):
         raise TheaterNotFound()
     _check_performance(show, description, start, end, prices)
-    _refuse_overlap(ObjectId(theater_id), start, end)
-    return session_create(
-        theater_id=theater_id,
-        show=show,
-        start=start,
-        end=end,
-        prices=prices,
-        description=description,
+    wanted = (ObjectId(theater_id), show.strip(), start, end)
+    if key is not None and (made := _scheduled_by(key, wanted)):
+        return made
+    with _theater_turn(ObjectId(theater_id)):
+        if key is not None and (made := _scheduled_by(key, wanted)):
+            return made  # the same form, sent while this one waited its turn
+        _refuse_overlap(ObjectId(theater_id), start, end)
+        try:
+            return session_create(
+                theater_id=theater_id,
+                show=show,
+                start=start,
+                end=end,
+                prices=prices,
+                description=description,
+                key=key,
+            )
+        except DuplicateKeyError:
+            # Only after a turn lost to its lease: the first is the session.
+            if key is not None and (made := _scheduled_by(key, wanted)):
+                return made
+            raise
+
+
+def _scheduled_by(key: str, wanted: tuple) -> str | None:
+    """The session the scheduling form ``key`` made, if it made one; the
+    form sent again with other values (edited after going Back) is refused:
+    it would be answered with a performance it does not describe."""
+    found = Session.coll().find_one(
+        {"schedule_key": key}, {"theater_id": 1, "name": 1, "start": 1, "end": 1}
     )
+    if found is None:
+        return None
+    if (found["theater_id"], found["name"], found["start"], found["end"]) != wanted:
+        raise InvalidRequest(
+            f"This form has scheduled {found['name']} already: open the page "
+            "again to schedule another performance."
+        )
+    return str(found["_id"])
+
+
+@contextmanager
+def _theater_turn(theater_id: ObjectId) -> Iterator[None]:
+    """Hold the theater's turn to schedule: a lease on the theater document
+    (token and end), taken by one conditional update (free, or its lease
+    over) and given back by its token. Waits for a turn others hold, up to
+    TURN_WAIT. Raises TheaterNotFound, SchedulingBusy."""
+    token = uuid.uuid4().hex
+    theaters = Theater.coll()
+    deadline = time.monotonic() + TURN_WAIT
+    while True:
+        now = timezone.now()
+        taken = theaters.update_one(
+            {"_id": theater_id, "scheduling_until": {"$not": {"$gt": now}}},
+            {"$set": {"scheduling_token": token, "scheduling_until": now + TURN_LEASE}},
+        )
+        if taken.matched_count:
+            break
+        if theaters.find_one({"_id": theater_id}, {"_id": 1}) is None:
+            raise TheaterNotFound()
+        if time.monotonic() >= deadline:
+            raise SchedulingBusy()
+        time.sleep(TURN_POLL)  # another scheduling's read and insert
+    try:
+        yield
+    finally:
+        theaters.update_one(
+            {"_id": theater_id, "scheduling_token": token},
+            {"$unset": {"scheduling_token": "", "scheduling_until": ""}},
+        )

@@ -47,13 +47,21 @@ def staff_schedule_performance(
     start: datetime,
     end: datetime,
     prices: dict[str, Decimal],
+    key: str | None = None,
 ) -> str:
     """Put a performance on sale (booking's ``session_schedule``: no overlap
-    in the theater, no start in the past); returns the session id."""
+    in the theater, no start in the past, the form ``key`` sent twice
+    schedules once); returns the session id. Audited once per session."""
     session_id = session_schedule(
-        theater_id=theater_id, show=show, start=start, end=end, prices=prices
+        theater_id=theater_id,
+        show=show,
+        start=start,
+        end=end,
+        prices=prices,
+        key=key,
     )
     audit_record(
+        once_id=f"performance scheduled|{session_id}",
         action="performance scheduled",
         object_kind=SESSION,
         object_id=session_id,

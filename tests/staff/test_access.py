@@ -130,6 +130,7 @@ POST_DATA = {
         "end": "2031-03-01T22:00",
         "price_stalls": "30",
         "price_circle": "20",
+        "key": "k" * 32,
     },
     "staff:seat_map_block": lambda w: {"seat": "1-1"},
     "staff:seat_map_unblock": lambda w: {"seat": "1-1"},

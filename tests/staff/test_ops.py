@@ -43,7 +43,9 @@ def _local(moment) -> str:
     return timezone.localtime(moment).strftime("%Y-%m-%dT%H:%M")
 
 
-def _schedule(client, theater, start, hours=2, show="Twelfth Night"):
+def _schedule(client, theater, start, hours=2, show="Twelfth Night", key=None):
+    """The schedule form sent; ``key``: the one its page drew (a new page's
+    when not given)."""
     return client.post(
         reverse("staff:schedule"),
         {
@@ -53,6 +55,7 @@ def _schedule(client, theater, start, hours=2, show="Twelfth Night"):
             "end": _local(start + timedelta(hours=hours)),
             "price_stalls": "42.50",
             "price_circle": "18",
+            "key": key or uuid.uuid4().hex,
         },
     )
 
@@ -90,7 +93,47 @@ def test_scheduling_puts_a_performance_on_sale_and_refuses_overlaps_and_the_past
     )
     assert backwards.status_code == 400
     assert "must end after it starts" in backwards.content.decode()
+    a_year = _schedule(box, theater, start + timedelta(days=30), hours=24 * 365)
+    assert a_year.status_code == 400
+    assert "at most 24 hours" in a_year.content.decode()
     assert mongo_db.sessions.count_documents({}) == 2  # nothing else was created
+
+
+def test_a_schedule_form_sent_twice_schedules_once(box, show, mongo_db):
+    """A double click, a retry, the Back button: the page's key makes the
+    second send answer the first's performance; the form edited after
+    going Back is refused, not answered with a performance it does not
+    describe."""
+    theater = str(Session.objects.get(id=show).theater_id)
+    page = box.get(reverse("staff:schedule"), {"theater": theater}).content.decode()
+    key = re.search(r'name="key" value="([0-9a-f]{32})"', page).group(1)
+    start = timezone.now() + timedelta(days=4)
+
+    first = _schedule(box, theater, start, key=key)
+    again = _schedule(box, theater, start, key=key)
+
+    assert first.status_code == again.status_code == 302
+    assert again["Location"] == first["Location"]
+    assert mongo_db.sessions.count_documents({"name": "Twelfth Night"}) == 1
+    assert mongo_db.audit.count_documents({"action": "performance scheduled"}) == 1
+    edited = _schedule(box, theater, start + timedelta(days=1), key=key)
+    assert edited.status_code == 400
+    assert "has scheduled Twelfth Night already" in edited.content.decode()
+    assert mongo_db.sessions.count_documents({"name": "Twelfth Night"}) == 1
+
+
+def test_choosing_another_theater_keeps_what_was_typed(box, show):
+    theater = str(Session.objects.get(id=show).theater_id)
+    page = box.post(
+        reverse("staff:schedule"),
+        {
+            "theater": theater,
+            "choose": "1",
+            "show": "Medea",
+            "start": "2031-05-02T19:30",
+        },
+    ).content.decode()
+    assert 'value="Medea"' in page and 'value="2031-05-02T19:30"' in page
 
 
 def test_the_performance_list_counts_seats_revenue_and_filters(box, show, product):
