@@ -22,10 +22,13 @@ class ThrottleCount(Document):
 
 
 class SentEmail(Document):
-    """An email that was sent: ``_id`` is ``<order number>|<kind>``."""
+    """An order's email, claimed before it is sent: ``_id`` is ``<order
+    number>|<kind>``. ``sending`` while its sender has it (since ``at``);
+    without it, the email was sent (accounts/tasks.py)."""
 
     key = me.StringField(primary_key=True)
     to = me.StringField(required=True)
     at = me.DateTimeField(required=True)
+    sending = me.BooleanField()
 
     meta = {"collection": "sent_emails"}

@@ -29,13 +29,12 @@ class SignUpForm(forms.Form):
         widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
     )
 
+    EXISTS = "An account with this email exists already. Log in, or reset its password."
+
     def clean_email(self) -> str:
         email = normal_email(self.cleaned_data["email"])
         if get_user_model().objects.filter(username=email).exists():
-            raise forms.ValidationError(
-                "An account with this email exists already. Log in, or reset "
-                "its password."
-            )
+            raise forms.ValidationError(self.EXISTS)
         return email
 
     def clean(self):

@@ -1,7 +1,7 @@
-"""django-q2 tasks that send email. Each is safe to run twice (an order's
-email is recorded as sent, then never sent again) and retries itself: a
-failed send schedules the next attempt, waiting twice as long each time,
-up to ``MAIL_ATTEMPTS`` in all."""
+"""django-q2 tasks that send email. Each is safe to run twice, at once too
+(an order's email is claimed before it is sent, by one insert: only its
+claimant sends it) and retries itself: a failed send schedules the next
+attempt, waiting twice as long each time, up to ``MAIL_ATTEMPTS`` in all."""
 
 import logging
 from datetime import timedelta
@@ -11,13 +11,18 @@ from django.core.mail import get_connection
 from django.utils import timezone
 from django_q.models import Schedule
 from django_q.tasks import schedule
-from mongoengine.errors import NotUniqueError
+from pymongo.errors import DuplicateKeyError
 
 from accounts.documents import SentEmail
 from accounts.mail import account_email, order_email
 from shop.selectors.orders import order_by_id
 
 log = logging.getLogger("marquee.accounts.mail")
+
+# A claim whose sender died before saying it sent (or failed) is taken over
+# after this long: far longer than sending one email takes. Such an email may
+# go twice; one never sent would be worse.
+CLAIM_STALE = timedelta(minutes=10)
 
 
 def _retry(task: str, args: tuple, attempt: int, exc: Exception) -> str:
@@ -46,19 +51,37 @@ def send_order_email(
     (a batch's), else one of its own."""
     order = order_by_id(order_id=order_id)
     key = f"{order.number}|{kind}"
-    if SentEmail.objects(key=key).first() is not None:
+    if not _claim(key, order.email):
         return "already sent"
     try:
         message = order_email(order, kind)
         message.connection = connection
         message.send()
     except Exception as exc:  # any failure of the mail server: try again later
+        # The claim goes, so the retry (or a concurrent run) may send it.
+        SentEmail.coll().delete_one({"_id": key, "sending": True})
         return _retry("send_order_email", (order_id, kind), attempt, exc)
-    try:
-        SentEmail(key=key, to=order.email, at=timezone.now()).save(force_insert=True)
-    except NotUniqueError:  # MongoEngine's duplicate key
-        pass  # a concurrent run sent it too; the record exists
+    SentEmail.coll().update_one(
+        {"_id": key}, {"$set": {"at": timezone.now()}, "$unset": {"sending": ""}}
+    )
     return "sent"
+
+
+def _claim(key: str, to: str) -> bool:
+    """Whether this run is the one to send ``key``: it inserted the claim,
+    or took over a claim whose sender went silent (CLAIM_STALE). False when
+    it was sent, or another run is sending it."""
+    now = timezone.now()
+    claims = SentEmail.coll()
+    try:
+        claims.insert_one({"_id": key, "to": to, "at": now, "sending": True})
+        return True
+    except DuplicateKeyError:
+        taken = claims.update_one(
+            {"_id": key, "sending": True, "at": {"$lt": now - CLAIM_STALE}},
+            {"$set": {"at": now}},
+        )
+        return bool(taken.modified_count)
 
 
 def send_order_emails(order_ids: list[str], kind: str) -> str:

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
+from django.db import IntegrityError, transaction
 from django.shortcuts import redirect, render
 from django.utils.encoding import force_bytes
 from django.utils.http import url_has_allowed_host_and_scheme, urlsafe_base64_encode
@@ -31,11 +32,18 @@ def _next(request) -> str:
 def signup(request):
     form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        user = form.save()
-        # Logging in attaches this browser's cart and orders (shop.signals).
-        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        messages.success(request, "Welcome to Marquee: your account is ready.")
-        return redirect(_next(request))
+        try:
+            with transaction.atomic():
+                user = form.save()
+        except IntegrityError:
+            # The same email signed up between the form's check and this
+            # insert (a double click): the unique username said no.
+            form.add_error("email", SignUpForm.EXISTS)
+        else:
+            # Logging in attaches this browser's cart and orders (shop.signals).
+            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            messages.success(request, "Welcome to Marquee: your account is ready.")
+            return redirect(_next(request))
     status = 400 if request.method == "POST" else 200
     context = {"form": form, "next": _next(request)}
     return render(request, "registration/signup.html", context, status=status)

@@ -99,6 +99,33 @@ def test_sign_up_applies_djangos_password_validators_and_loses_nothing(client):
     assert not User.objects.exists()
 
 
+def test_a_sign_up_beaten_by_its_double_click_says_the_account_exists(
+    client, monkeypatch
+):
+    """Two sign-ups of one email at once: the second's check passed before
+    the first's insert (forced here: the account appears right after the
+    check), and the unique username refuses it: the form's message, no 500."""
+    from accounts.forms import SignUpForm
+
+    checked = SignUpForm.clean_email
+
+    def beaten(form):
+        email = checked(form)
+        User.objects.create_user(username=email, email=email, password=PASSWORD)
+        return email
+
+    monkeypatch.setattr(SignUpForm, "clean_email", beaten)
+    response = client.post(
+        "/accounts/signup/",
+        {"email": "twice@example.com", "password1": PASSWORD, "password2": PASSWORD},
+    )
+
+    assert response.status_code == 400
+    assert "exists already" in response.content.decode()
+    assert User.objects.count() == 1
+    assert "_auth_user_id" not in client.session
+
+
 def test_an_email_has_one_account(client, ada):
     response = client.post(
         "/accounts/signup/",

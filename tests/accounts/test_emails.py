@@ -5,18 +5,20 @@ PDF and calendar files."""
 
 import io
 import socket
+from datetime import timedelta
 
 import pytest
 import zxingcpp
 from bson import ObjectId
 from django.contrib.auth import get_user_model
 from django.test import Client
+from django.utils import timezone
 from django_q.models import Schedule
 from icalendar import Calendar
 from pypdf import PdfReader
 
 from accounts.documents import SentEmail
-from accounts.tasks import send_order_email, send_order_emails
+from accounts.tasks import CLAIM_STALE, send_order_email, send_order_emails
 from shop.printing import qr_code, qr_svg
 from tests.accounts.conftest import PASSWORD, sent
 from tests.shop.factories import make_show
@@ -118,6 +120,42 @@ def test_an_email_is_sent_once_however_often_its_task_runs(
     assert again == "already sent"
     assert len(sent(mail_dir)) == 1
     assert SentEmail.objects(key=f"{order['number']}|paid").count() == 1
+
+
+def send_paid(order_id):
+    return send_order_email(order_id, "paid")
+
+
+def test_runs_of_one_email_at_once_send_it_once(client, mongo_db, show, mail_dir, race):
+    """A double submit announces a paid order twice: its email's tasks
+    meet (processes released together), and only the claim's winner sends."""
+    order, _ = buy_seats(client, mongo_db, show, seats=("0-0",))
+    mongo_db.sent_emails.delete_many({})  # as if the checkout's had not run
+
+    outcomes = race(send_paid, [(str(order["_id"]),)] * 6)
+
+    assert sorted(outcomes) == ["already sent"] * 5 + ["sent"]
+    assert len(sent(mail_dir)) == 2  # the checkout's, and the winner's
+    record = mongo_db.sent_emails.find_one()
+    assert "sending" not in record
+
+
+def test_a_claim_left_by_a_dead_sender_is_taken_over_later_not_at_once(
+    client, mongo_db, show, mail_dir
+):
+    order, _ = buy_seats(client, mongo_db, show, seats=("0-0",))
+    key = f"{order['number']}|paid"
+    claim = {"_id": key, "to": "ada@example.com", "sending": True}
+    mongo_db.sent_emails.replace_one({"_id": key}, {**claim, "at": timezone.now()})
+
+    assert send_order_email(str(order["_id"]), "paid") == "already sent"
+    assert len(sent(mail_dir)) == 1  # another run is sending it
+
+    long_ago = timezone.now() - CLAIM_STALE - timedelta(minutes=1)
+    mongo_db.sent_emails.replace_one({"_id": key}, {**claim, "at": long_ago})
+    assert send_order_email(str(order["_id"]), "paid") == "sent"
+    assert len(sent(mail_dir)) == 2
+    assert "sending" not in mongo_db.sent_emails.find_one({"_id": key})
 
 
 def test_one_orders_failure_in_a_batch_leaves_the_others_sent(
