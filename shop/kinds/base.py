@@ -157,15 +157,16 @@ class LineKind(ABC):
         line on the same resource; the cart after, or None if it refuses.
         Raises a cap's refusal (nothing written)."""
 
-    def unlist(self, *, cart_id: str, line, sets: dict) -> bool:
-        """Take exactly this line (as read) off the active cart, setting
-        ``sets``; False when the line changed or the cart is not active."""
+    def unlist(self, *, cart_id: str, line, update: dict) -> bool:
+        """Take exactly this line (as read) off the active cart, with
+        ``update`` besides; False when the line changed or the cart is not
+        active."""
         guard = self.guard(line)
         return bool(
             carts()
             .update_one(
                 {"_id": cart_id, "state": ACTIVE, self.field: {"$elemMatch": guard}},
-                {"$pull": {self.field: guard}, "$set": sets},
+                {**update, "$pull": {self.field: guard}},
             )
             .modified_count
         )

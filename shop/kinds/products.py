@@ -46,7 +46,7 @@ from shop.documents import Cart, CartLine
 from shop.kinds.base import Hold, LineKind, Problem
 from shop.limits import MAX_LINE_QUANTITY
 from shop.services import tidy
-from shop.services.common import carts, touch, update_then_read
+from shop.services.common import carts, hold_time, touched, update_then_read
 
 # A concurrent writer changed the entry between our read and our update.
 _ATTEMPTS = 4
@@ -88,7 +88,7 @@ def _new_line_write(line, now: datetime) -> tuple[dict, dict]:
     list its SKU yet."""
     return (
         {"items.sku": {"$ne": line.sku}},
-        {"$push": {"items": line.to_mongo().to_dict()}, "$set": touch(now)},
+        touched({"$push": {"items": line.to_mongo().to_dict()}}, now),
     )
 
 
@@ -143,8 +143,9 @@ class ProductKind(LineKind):
         if not carts().update_one(query, update).matched_count:
             return None
         cart.items.append(line)
-        for name, value in touch(now).items():
-            setattr(cart, name, value)
+        # What the write did to the cart as read (``touched``).
+        cart.modified_at = now
+        cart.expires_at = max(cart.expires_at, now + hold_time())
         return cart
 
     def record(self, *, cart_id: str, line, now: datetime) -> dict | None:
@@ -160,7 +161,7 @@ class ProductKind(LineKind):
         return update_then_read(
             cart_id,
             {"items": {"$elemMatch": room}},
-            {"$inc": {"items.$.quantity": line.quantity}, "$set": touch(now)},
+            touched({"$inc": {"items.$.quantity": line.quantity}}, now),
         )
 
     def transfer(self, *, from_cart_id: str, to_cart_id: str, line, now: datetime):

@@ -46,7 +46,7 @@ from shop.cart_state import ACTIVE, HOLDING_STATES
 from shop.documents import PAID, REFUNDING, Cart, Order, TicketLine, TicketSeat
 from shop.kinds.base import Hold, LineKind, Problem, money
 from shop.services import caps
-from shop.services.common import carts, touch, update_then_read
+from shop.services.common import carts, touched, update_then_read
 
 log = logging.getLogger("marquee.shop.tickets")
 
@@ -168,10 +168,7 @@ class TicketKind(LineKind):
             if listed is None:
                 caps.seats_fit(0, len(new))
                 guard = {"tickets.session_id": {"$ne": sid}}
-                update = {
-                    "$push": {"tickets": line.to_mongo().to_dict()},
-                    "$set": touch(now),
-                }
+                update = touched({"$push": {"tickets": line.to_mongo().to_dict()}}, now)
             else:
                 keys = {seat["key"] for seat in listed["seats"]}
                 seats = listed["seats"] + [s for s in new if s["key"] not in keys]
@@ -179,13 +176,9 @@ class TicketKind(LineKind):
                 caps.seats_fit(0, len(seats))
                 rev = listed["rev"]
                 guard = {"tickets": {"$elemMatch": {"session_id": sid, "rev": rev}}}
-                update = {
-                    "$set": {
-                        "tickets.$.seats": seats,
-                        "tickets.$.rev": rev + 1,
-                        **touch(now),
-                    }
-                }
+                update = touched(
+                    {"$set": {"tickets.$.seats": seats, "tickets.$.rev": rev + 1}}, now
+                )
             raw = update_then_read(cart_id, guard, update)
             if raw is not None:
                 return raw

@@ -31,7 +31,7 @@ from shop.services.common import (
     carts,
     hold_time,
     load_cart,
-    touch,
+    touched,
     update_then_read,
     utcnow,
 )
@@ -222,7 +222,7 @@ def _change(cart: Cart, line, quantity: int, now: datetime) -> Cart:
         return update_then_read(
             cart_id,
             {"items": {"$elemMatch": {"sku": sku, "quantity": old}}},
-            {"$set": {**fields, **touch(now)}},
+            touched({"$set": fields}, now),
         )
 
     def give_back(units: int) -> None:
@@ -286,7 +286,7 @@ def cart_remove_item(*, owner: str, sku: str, now: datetime | None = None) -> Ca
     unlist_and_give_back(
         cart_id=cart.cart_id,
         unlist=lambda: PRODUCTS.unlist(
-            cart_id=cart.cart_id, line=line, sets=touch(now)
+            cart_id=cart.cart_id, line=line, update=touched({}, now)
         ),
         give_back=lambda: PRODUCTS.give_back(cart_id=cart.cart_id, line=line),
         now=now,
@@ -318,7 +318,7 @@ def cart_clear(*, owner: str, now: datetime | None = None) -> Cart | None:
         as_read = {kind.field: raw.get(kind.field) for kind in KINDS}
         done = carts().update_one(
             {"_id": cart_id, "state": ACTIVE, **as_read},
-            {"$set": {**emptied, **touch(now)}},
+            touched({"$set": emptied}, now),
         )
         if done.matched_count:
             break
@@ -447,7 +447,7 @@ def _hand_over(cart_id: str, from_owner: str, to_owner: str, now: datetime) -> b
         carts()
         .update_one(
             {"_id": cart_id, "state": ACTIVE, "live_owner": from_owner},
-            {"$set": {"owner": to_owner, "live_owner": to_owner, **touch(now)}},
+            touched({"$set": {"owner": to_owner, "live_owner": to_owner}}, now),
         )
         .modified_count
     )

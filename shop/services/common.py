@@ -31,9 +31,19 @@ def hold_time() -> timedelta:
     return timedelta(minutes=settings.CART_HOLD_MINUTES)
 
 
-def touch(now: datetime) -> dict:
-    """The fields every cart change sets: the hold restarts from now."""
+def fresh_hold(now: datetime) -> dict:
+    """A new cart's ``modified_at`` and ``expires_at``: its hold starts now."""
     return {"modified_at": now, "expires_at": now + hold_time()}
+
+
+def touched(update: dict, now: datetime) -> dict:
+    """``update`` with what every change of a cart does besides: it sets
+    ``modified_at``, and restarts the hold from now without ever shortening
+    it (``$max``): a hold the shopper extended stands (``cart_extend_hold``)."""
+    merged = dict(update)
+    merged["$set"] = {**update.get("$set", {}), "modified_at": now}
+    merged["$max"] = {**update.get("$max", {}), "expires_at": now + hold_time()}
+    return merged
 
 
 def cart_document(
@@ -50,7 +60,7 @@ def cart_document(
         state=ACTIVE,
         items=[],
         created_at=now,
-        **touch(now),
+        **fresh_hold(now),
     )
     son = cart.to_mongo().to_dict()
     son.update(lines or {})

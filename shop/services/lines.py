@@ -15,8 +15,8 @@ without its units.
 Here too: the owner's live cart (found, expired on the spot, or created:
 one ``new_cart`` for every kind), and the first line of an owner without
 one (``first_line``: taken for a new cart id, then the cart is made with
-it). Every change pushes ``expires_at`` to now + CART_HOLD_MINUTES
-(``shop.services.common.touch``).
+it). Every change pushes ``expires_at`` to now + CART_HOLD_MINUTES, never
+back from a later end the shopper asked for (``shop.services.common.touched``).
 """
 
 import uuid
@@ -225,7 +225,9 @@ def move_line(kind, *, source_id: str, target_id: str, line, now: datetime):
     source's hold goes back, and what the target may take again of it is
     returned (``LineKind.refill``) for the caller to add; else None.
     """
-    if not kind.unlist(cart_id=source_id, line=line, sets={"modified_at": now}):
+    if not kind.unlist(
+        cart_id=source_id, line=line, update={"$set": {"modified_at": now}}
+    ):
         return None
     faults.point(f"merge.after_{kind.name}_source")
     moved = kind.transfer(

@@ -38,7 +38,7 @@ from shop.cart_state import ACTIVE, holds_anything, is_stale
 from shop.errors import CartChanged, SeatsNotInCart, TooManySeats
 from shop.kinds import TICKETS
 from shop.services import caps
-from shop.services.common import carts, touch, utcnow
+from shop.services.common import carts, touched, utcnow
 from shop.services.expiry import cart_expire, carts_expire_holding
 from shop.services.lines import (
     ATTEMPTS,
@@ -259,15 +259,12 @@ def _unlist(cart_id: str, session_id: str, wanted, now: datetime) -> bool:
             return False
         guard = {"session_id": session_id, "rev": line["rev"]}
         if keep:
-            update = {
-                "$set": {
-                    "tickets.$.seats": keep,
-                    "tickets.$.rev": line["rev"] + 1,
-                    **touch(now),
-                }
-            }
+            update = touched(
+                {"$set": {"tickets.$.seats": keep, "tickets.$.rev": line["rev"] + 1}},
+                now,
+            )
         else:
-            update = {"$pull": {"tickets": guard}, "$set": touch(now)}
+            update = touched({"$pull": {"tickets": guard}}, now)
         query = {"_id": cart_id, "state": ACTIVE, "tickets": {"$elemMatch": guard}}
         if carts().update_one(query, update).modified_count:
             return True

@@ -377,6 +377,32 @@ def test_extending_the_hold_adds_to_the_current_expiry_and_is_bounded(
     assert cart_doc(mongo_db, cart.cart_id)["extensions"] == MAX_EXTENSIONS
 
 
+def test_a_change_never_shortens_a_hold_the_shopper_extended(mongo_db, product, now):
+    other = make_product(sku="OTHER-1")
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=1, now=now)
+    cart_extend_hold(owner=ALICE, now=now)
+    extended_end = now + timedelta(minutes=60)
+
+    added = cart_add_item(
+        owner=ALICE, sku=other, quantity=1, now=now + timedelta(minutes=5)
+    )
+    assert added.expires_at == extended_end  # the cart as the add returns it
+    cart_set_quantity(
+        owner=ALICE, sku=product, quantity=2, now=now + timedelta(minutes=6)
+    )
+    cart_add_item(owner=ALICE, sku=other, quantity=1, now=now + timedelta(minutes=7))
+    cart_remove_item(owner=ALICE, sku=other, now=now + timedelta(minutes=8))
+    assert cart_doc(mongo_db, cart.cart_id)["expires_at"] == extended_end
+
+    # A change late in the extended hold restarts it from then: later still.
+    late = now + timedelta(minutes=45)
+    cart_set_quantity(owner=ALICE, sku=product, quantity=1, now=late)
+    assert cart_doc(mongo_db, cart.cart_id)["expires_at"] == late + timedelta(
+        minutes=30
+    )
+    assert cart_doc(mongo_db, cart.cart_id)["extensions"] == 1
+
+
 def test_the_extension_message_says_how_many_are_left(mongo_db, product, now):
     from shop.errors import hold_extended
 
