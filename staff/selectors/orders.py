@@ -14,8 +14,11 @@ from shop.payments import BOX_OFFICE
 from staff.documents import AuditEntry
 
 PAGE_SIZE = 25
-# Ticket codes: 12 letters of the shop's alphabet; order numbers: MQ-123456.
-_NUMBER = re.compile(r"^MQ-\d+$", re.IGNORECASE)
+# Ticket codes: 12 letters of the shop's alphabet; order numbers: MQ-123456,
+# also typed as "#MQ-123456", "MQ123456" or "mq 123456".
+_NUMBER = re.compile(r"^#?\s*MQ[-\s]?(\d+)$", re.IGNORECASE)
+# The digits alone, read out over the phone: a number, once no ticket code.
+_DIGITS = re.compile(r"^#?\s*(\d{1,9})$")
 _CODE = re.compile(r"^[A-Z0-9]{12}$")
 
 
@@ -41,10 +44,12 @@ def _filter(*, q: str, state: str, kind: str, since, until) -> dict:
     if q:
         if "@" in q:
             query["email"] = q.lower()
-        elif _NUMBER.match(q):
-            query["number"] = q.upper()
+        elif number := _NUMBER.match(q):
+            query["number"] = f"MQ-{number.group(1)}"
         elif code := _ticket_code(q):
             query["codes"] = code
+        elif digits := _DIGITS.match(q):
+            query["number"] = f"MQ-{digits.group(1)}"
         else:
             query["number"] = q  # finds nothing rather than scanning
     if state:

@@ -21,3 +21,9 @@ def get(mapping, key):
         return mapping.get(key, "")
     except AttributeError:
         return ""
+
+
+@register.filter
+def state_label(state) -> str:
+    """An order's state in words: "pending_payment" reads "pending payment"."""
+    return str(state).replace("_", " ")

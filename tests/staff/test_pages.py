@@ -69,6 +69,8 @@ def test_search_finds_an_order_by_number_email_and_ticket_code(admin, product, s
     for query, expected in [
         (goods.number, goods.number),
         (goods.number.lower(), goods.number),
+        (goods.number.removeprefix("MQ-"), goods.number),  # read out by phone
+        ("#" + goods.number.replace("-", ""), goods.number),
         ("BOB@example.com", tickets.number),
         (code, tickets.number),
         (code.replace("-", "").lower(), tickets.number),
@@ -440,3 +442,10 @@ def test_recent_activity_is_the_newest_of_the_last_month_across_windows(mongo_db
     assert names(1) == ["10m"]
     assert names(3) == ["10m", "2h", "3d"]
     assert names(10) == ["10m", "2h", "3d", "20d"]
+
+
+def test_an_order_state_reads_as_words():
+    from staff.templatetags.staff_tags import state_label
+
+    assert state_label("pending_payment") == "pending payment"
+    assert state_label("paid") == "paid"
