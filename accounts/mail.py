@@ -21,9 +21,9 @@ from django_q.tasks import async_task
 
 from accounts.throttle import hit
 from accounts.tokens import claim_tokens
+from shop.links import order_link
 from shop.printing import tickets_pdf
 from shop.selectors.orders import order_tickets
-from shop.views.common import order_url
 
 SUBJECTS = {
     "paid": "Your Marquee order {number}",
@@ -54,7 +54,7 @@ def order_email(order, kind: str) -> EmailMultiAlternatives:
         "kind": kind,
         "tickets": order_tickets(order),
         "goods": [line for line in order.lines if line.ticket is None],
-        "link": settings.SITE_URL + order_url(order),
+        "link": order_link(order),
         "site": settings.SITE_URL,
     }
     message = EmailMultiAlternatives(

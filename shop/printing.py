@@ -10,11 +10,11 @@ import io
 from datetime import timedelta
 
 import segno
-from django.conf import settings
 from django.utils import timezone
 from fpdf import FPDF
 from icalendar import Calendar, Event
 
+from shop.links import order_link
 from shop.selectors.orders import order_tickets
 
 # A performance with no end known to the order: what a calendar shows.
@@ -110,8 +110,7 @@ def performance_ics(order, session_id: str) -> bytes | None:
     event.add("location", group.theater)
     event.add(
         "description",
-        f"Marquee order {order.number}: {seats}. "
-        f"Tickets: {settings.SITE_URL}/orders/{order.number}/",
+        f"Marquee order {order.number}: {seats}. Tickets: {order_link(order)}",
     )
     calendar.add_component(event)
     return calendar.to_ical()

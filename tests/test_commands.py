@@ -230,3 +230,16 @@ def test_serve_restarts_a_dead_database_and_pages_recover(tmp_path):
     assert "restarting it on the same data" in output
     assert "the embedded MongoDB is back" in output
     assert processes_tagged(env["MARQUEE_PROCESS_TAG"]) == []
+
+
+def test_serve_points_email_links_where_it_listens():
+    """Without MARQUEE_SITE_URL, the web and queue processes serve spawns
+    link to serve's own address (a demo on another port gets working
+    links)."""
+    from config.management.commands.serve import Command
+
+    assert Command._site_url({"host": "127.0.0.1", "port": 8102}) == (
+        "http://127.0.0.1:8102"
+    )
+    assert Command._site_url({"host": "0.0.0.0", "port": 80}) == "http://127.0.0.1:80"
+    assert Command._site_url({"host": "::1", "port": 8000}) == "http://[::1]:8000"

@@ -20,6 +20,7 @@ from shop.errors import (
 )
 from shop.forms import ADDRESS_FIELDS, CheckoutForm
 from shop.identity import owner_of
+from shop.links import order_url
 from shop.selectors.carts import cart_view
 from shop.selectors.orders import (
     order_by_link,
@@ -31,7 +32,7 @@ from shop.selectors.orders import (
 )
 from shop.services.checkout import cart_checkout
 from shop.services.orders import order_cancel
-from shop.views.common import order_url, with_units
+from shop.views.common import with_units
 
 # A refused checkout's form (without the card) and its reason, carried to
 # the page the shopper is redirected to (POST, redirect, GET: Back never

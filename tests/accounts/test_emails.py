@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 import zxingcpp
 from bson import ObjectId
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
@@ -232,6 +233,8 @@ def test_the_order_page_shows_each_qr_and_offers_the_pdf_and_calendar(
     (event,) = Calendar.from_ical(ics.content).walk("VEVENT")
     assert str(event["summary"]) == "Hamlet"
     assert str(event["location"]) == "The Globe"
+    # The secret link, which opens without logging in, on the site's address.
+    assert f"Tickets: {settings.SITE_URL}{link}" in str(event["description"])
 
 
 def test_the_tickets_files_need_the_link_or_the_owner(client, mongo_db, show):

@@ -135,6 +135,9 @@ class Command(BaseCommand):
             mongo.connect(uri)
             self._prepare(opts)
             env = {**os.environ, "MONGODB_URI": uri}
+            # Links in emails point where this serve answers, unless the
+            # deployment names its public address.
+            env.setdefault("MARQUEE_SITE_URL", self._site_url(opts))
             if opts["dev"]:
                 env["MARQUEE_DEBUG"] = "1"
             children.spawn("qcluster", self._manage("qcluster"), env)
@@ -195,6 +198,15 @@ class Command(BaseCommand):
             call_command("load_demo", items=opts["demo_items"])
         if not opts["dev"]:
             call_command("collectstatic", interactive=False, **quiet)
+
+    @staticmethod
+    def _site_url(opts) -> str:
+        host = opts["host"]
+        if host in ("0.0.0.0", "::", ""):
+            host = "127.0.0.1"  # every interface: this machine's own name
+        elif ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{opts['port']}"
 
     @staticmethod
     def _manage(*args: str) -> list[str]:
