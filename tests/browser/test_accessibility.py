@@ -109,9 +109,18 @@ def test_every_kind_of_page_has_no_wcag_a_or_aa_violation(new_page):
         f"/staff/stock/{sku}/",
     ]:
         check(staff, url)
-    # The door's check-in, on the phone or tablet an usher holds.
+    # The door's check-in, on the phone or tablet an usher holds, and the
+    # pages a manager opens on a phone: nothing sticks out sideways.
     staff.set_viewport_size(PHONE)
-    check(staff, f"/staff/box-office/{show}/check-in")
+    for url in [
+        f"/staff/box-office/{show}/check-in",
+        "/staff/",
+        f"/staff/orders/{paid.number}/",
+        f"/staff/stock/{sku}/",
+    ]:
+        check(staff, url)
+        wide = staff.evaluate("document.documentElement.scrollWidth")
+        assert wide <= PHONE["width"], (url, wide)
 
-    assert len(found) == 34
+    assert len(found) == 37
     assert {page: lines for page, lines in found.items() if lines} == {}

@@ -67,6 +67,10 @@ def test_the_storefront_at_desktop_and_phone_width(
     stock_restock(sku=sku_of("1", "6", "red"), quantity=20, note="in")
     stock_restock(sku=sku_of("1", "7", "red"), quantity=2, note="in")
     session_id = make_session(make_theater())
+    # A long title beside its dates, as on the demo's "What's on".
+    make_session(
+        make_theater("Studio"), show="The Horse and His Boy: a play in two acts"
+    )
 
     # Browse: products first; on a phone the filters are a closed drawer.
     page.goto("/c/Shoes/")
@@ -101,6 +105,11 @@ def test_the_storefront_at_desktop_and_phone_width(
     expect(page.locator("#cart-badge .badge-count")).to_have_text("1")
 
     # The seat map: each zone's swatch in its own colour; two seats held.
+    # What's on: each show's dates and times.
+    page.goto("/shows/")
+    expect(page.locator(".performance").first).to_be_visible()
+    fits_the_width(page)
+
     page.goto(f"/sessions/{session_id}/")
     swatches = page.locator(".legend-zones .swatch")
     colours = [
@@ -132,6 +141,7 @@ def test_the_storefront_at_desktop_and_phone_width(
     keep(screenshot, page, "checkout", width)
     page.get_by_role("button", name=re.compile(r"^Pay £")).click()
     expect(page.locator(".order-state")).to_contain_text("Paid")
+    fits_the_width(page)  # its long secret address wraps
     keep(screenshot, page, "order", width)
     page.go_back()
     expect(page).to_have_url(re.compile(r"/cart/$"))
