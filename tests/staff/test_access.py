@@ -242,3 +242,25 @@ def test_every_staff_url_checks_a_permission_and_is_in_these_tables():
     assert {p.name for p in urlpatterns} == {
         name.removeprefix("staff:") for name, _, _ in PAGES + POSTS
     }
+
+
+def test_a_form_sent_after_the_session_ended_comes_back_to_its_page(mongo_db, world):
+    """Logged out meanwhile: the POST changes nothing, and logging in leads
+    back to the page the form was on (its action answers no GET), never to
+    a blank 405."""
+    page = reverse("staff:seat_map", args=[world["session"]])
+    action = reverse("staff:seat_map_block", args=[world["session"]])
+    client = Client()
+    client.get("/accounts/login/")
+    token = client.cookies["csrftoken"].value
+    data = {"seat": "1-1", "reason": "late", "csrfmiddlewaretoken": token}
+
+    sent = client.post(action, data, HTTP_REFERER=f"http://testserver{page}")
+    elsewhere = client.post(action, data, HTTP_REFERER="https://evil.example/x")
+
+    assert sent["Location"] == f"/accounts/login/?next={page}"
+    dashboard = reverse("staff:dashboard")
+    assert elsewhere["Location"] == f"/accounts/login/?next={dashboard}"
+    assert mongo_db.audit.count_documents({"actor": {"$regex": "^staff:"}}) == 0
+    box = client_for(BOX_OFFICE)
+    assert box.get(page).status_code == 200
