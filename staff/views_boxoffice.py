@@ -137,6 +137,12 @@ def _not_found(request, exc, *args, **kwargs):
 @staff_permission(SESSIONS)
 @answers_refusals(_not_found)
 def seat_map(request, session_id):
+    return _seat_map_page(request, session_id)
+
+
+def _seat_map_page(request, session_id, *, posted=None, status=200):
+    """The staff seat map; ``posted``: a refused form's values, drawn again
+    (the seats ticked, the reason, the customer) so nothing typed is lost."""
     return render(
         request,
         "staff/seat_map.html",
@@ -145,15 +151,18 @@ def seat_map(request, session_id):
             m=staff_seat_map(session_id=session_id),
             perf=_performance_or_404(session_id),
             form=ReasonForm(),
+            posted=posted or {},
+            posted_seats=posted.getlist("seat") if posted else [],
             section="boxoffice",
         ),
+        status=status,
     )
 
 
 def _back_to_map(request, exc, session_id, **kwargs):
     _performance_or_404(session_id)  # no such performance: no map to go back to
     messages.error(request, exc.message)
-    return redirect("staff:seat_map", session_id=session_id)
+    return _seat_map_page(request, session_id, posted=request.POST, status=exc.status)
 
 
 @require_POST

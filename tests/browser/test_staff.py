@@ -80,3 +80,38 @@ def test_staff_sign_in_find_by_ticket_code_refund_and_see_the_seats_back(
         expect(page.locator(f"#seat-{key}")).to_have_attribute(
             "aria-label", f"{label}, Stalls, £35, available"
         )
+
+
+def test_enter_in_the_sale_fields_sells_and_a_refusal_keeps_what_was_typed(
+    page, mongo_db
+):
+    """One form holds the seat map's actions (the ticked seats go with each):
+    Enter in the customer's fields sells, never blocks; a refused sale
+    draws the map again with the seats still ticked and the fields filled."""
+    from booking.services.blocks import seats_block
+
+    show = make_show()
+    seats_block(session_id=show, seats=[(1, 1), (1, 2)], reason="House", by="ann")
+    create_staff(email="box@example.com", role=BOX_OFFICE, password="box-office-pw-1")
+    page.goto(f"/staff/box-office/{show}/")
+    page.get_by_label("Email").fill("box@example.com")
+    page.get_by_label("Password").fill("box-office-pw-1")
+    page.get_by_role("button", name="Log in").click()
+
+    page.locator('input[name="seat"][value="1-2"]').check()
+    page.locator('input[name="seat"][value="2-0"]').check()  # free: not for sale here
+    page.get_by_label("Customer's name").fill("Grace Hopper")
+    page.get_by_label("Customer's email").fill("grace@example.com")
+    page.get_by_label("Customer's email").press("Enter")
+
+    expect(page.locator("#toasts")).to_contain_text("is not blocked (free)")
+    expect(page.get_by_label("Customer's name")).to_have_value("Grace Hopper")
+    expect(page.get_by_label("Customer's email")).to_have_value("grace@example.com")
+    expect(page.locator('input[name="seat"][value="1-2"]')).to_be_checked()
+    page.locator('input[name="seat"][value="2-0"]').uncheck()
+    page.locator('input[name="seat"][value="1-1"]').check()
+    page.get_by_label("Customer's name").press("Enter")
+
+    expect(page.locator("#toasts")).to_contain_text("Sold to Grace Hopper")
+    assert mongo_db.orders.count_documents({"customer_name": "Grace Hopper"}) == 1
+    assert mongo_db.sessions.find_one()["blocked"] == 0

@@ -2,6 +2,9 @@
 the named customer, seen on the map and in the staff orders pages; refusals
 are clear and sell nothing; only the box office may sell."""
 
+import html
+import re
+
 import pytest
 from bson import ObjectId
 from django.contrib.messages import get_messages
@@ -115,9 +118,19 @@ def test_bad_input_is_refused_with_a_clear_message_and_sells_nothing(
 ):
     response = sell(box, house, **data)
 
-    assert response.status_code == 302
+    # The map again, with the refusal and everything typed still there.
+    assert response.status_code in (400, 409)
     (text,) = said(response)
     assert message in text
+    page = html.unescape(response.content.decode())
+    assert message in page
+    for field in ("name", "email", "phone"):
+        typed = data.get(field, CUSTOMER.get(field, ""))
+        assert f'name="{field}" ' in page and f'value="{typed}"' in page, field
+    for seat in data.get("seat", ["1-1", "1-2"]):
+        if re.fullmatch(r"\d+-\d+", seat) and seat != "9-9":
+            assert f'value="{seat}" aria-label' in page  # still ticked
+            assert re.search(rf'value="{seat}"[^>]* checked', page), seat
     assert mongo_db.orders.count_documents({}) == 0
     assert mongo_db.sessions.find_one({"_id": ObjectId(house)})["blocked"] == 2
     assert mail.outbox == []

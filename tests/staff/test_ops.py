@@ -180,7 +180,7 @@ def test_the_staff_seat_map_shows_each_seat_and_releases_a_carts_hold(
     assert "Free: 15" in page and "Held: 1" in page and "Sold: 1" in page
 
     release = reverse("staff:seat_map_release", args=[show, held_by])
-    assert box.post(release, {"reason": ""}).status_code == 302  # refused, kept
+    assert box.post(release, {"reason": ""}).status_code == 400  # refused, kept
     assert mongo_db.carts.find_one({"_id": held_by})["state"] == "active"
     box.post(release, {"reason": "phone call: customer left"})
     assert mongo_db.carts.find_one({"_id": held_by})["state"] == "expired"
@@ -497,7 +497,10 @@ def test_a_nearly_full_performance_links_to_its_seat_map(box, show, mongo_db):
 
 def test_staff_block_seats_that_shoppers_then_cannot_take(box, show, mongo_db):
     block = reverse("staff:seat_map_block", args=[show])
-    assert box.post(block, {"seat": ["1-1", "1-2"]}).status_code == 302  # no reason
+    no_reason = box.post(block, {"seat": ["1-1", "1-2"]})
+    assert no_reason.status_code == 400
+    assert "Give a reason to block seats." in no_reason.content.decode()
+    assert re.search(r'value="1-1"[^>]* checked', no_reason.content.decode())
     assert mongo_db.sessions.find_one({"_id": ObjectId(show)})["blocked"] == 0
     box.post(block, {"seat": ["1-1", "1-2"], "reason": "House seats"})
 
@@ -571,6 +574,7 @@ def test_too_many_seats_are_refused_whole_never_cut_short():
 @pytest.mark.parametrize("key", ["\u00b2-3", "1-\u0663", "1", "-1-2"])
 def test_a_seat_key_of_other_digits_is_refused_not_a_crash(box, show, key):
     block = reverse("staff:seat_map_block", args=[show])
-    response = box.post(block, {"seat": [key], "reason": "House seats"}, follow=True)
-    assert response.status_code == 200
+    response = box.post(block, {"seat": [key], "reason": "House seats"})
+    assert response.status_code == 400
     assert "is not a seat of this map" in response.content.decode()
+    assert 'value="House seats"' in response.content.decode()
