@@ -60,9 +60,30 @@ def valid(form):
 
 
 def first_error(form) -> str:
-    for errors in form.errors.values():
-        return errors[0]
+    """The form's first error, as a toast says it: a field's own message as
+    written for it, any other (Django's "This field is required.", a
+    validator's bound) after the field's label, so the toast says which
+    field it is about."""
+    for name, errors in form.errors.items():
+        message = errors[0]
+        field = form.fields.get(name)
+        if field is None or not field.label or message in _written_for(field):
+            return message
+        return f"{field.label}: {message}"
     return InvalidInput.message
+
+
+def _written_for(field) -> set[str]:
+    """The messages a form gave this field itself (``error_messages=``),
+    not the defaults of its class."""
+    defaults: dict = {}
+    for cls in reversed(type(field).__mro__):
+        defaults.update(getattr(cls, "default_error_messages", {}))
+    return {
+        str(text)
+        for key, text in field.error_messages.items()
+        if str(text) != str(defaults.get(key))
+    }
 
 
 def wants_partial(request: HttpRequest) -> bool:

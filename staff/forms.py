@@ -155,7 +155,11 @@ class PerformanceFilterForm(forms.Form):
         label="Performances",
     )
     show = forms.CharField(required=False, max_length=160, label="Show")
-    theater = forms.ChoiceField(required=False, label="Theater")
+    theater = forms.ChoiceField(
+        required=False,
+        label="Theater",
+        error_messages={"invalid_choice": "There is no such theater: choose one."},
+    )
     day = _date("Date")
 
     def __init__(self, *args, theaters=(), **kwargs):
@@ -193,7 +197,13 @@ class UndoAdmissionForm(forms.Form):
 
 class StockSearchForm(forms.Form):
     q = forms.CharField(required=False, max_length=120, label="Item, title or SKU")
-    store = forms.ChoiceField(required=False, label="Store")
+    store = forms.ChoiceField(
+        required=False,
+        label="Store",
+        error_messages={"invalid_choice": "There is no such store: choose one."},
+    )
+    # The page: the SKU it starts after (the "Next SKUs" link's).
+    after = forms.CharField(required=False, max_length=200, widget=forms.HiddenInput)
 
     def __init__(self, *args, stores=(), **kwargs):
         super().__init__(*args, **kwargs)

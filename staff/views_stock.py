@@ -38,19 +38,48 @@ STOCK = "manage_stock"
 def stock(request):
     stores = stores_list()
     form = StockSearchForm(request.GET or None, stores=stores)
-    rows, status = [], 200
+    page, status = None, 200
     if not form.is_bound or form.is_valid():
         data = form.cleaned_data if form.is_bound else {}
-        rows = stock_report(q=data.get("q") or "", store_id=data.get("store") or "")
+        page = stock_report(
+            q=data.get("q") or "",
+            store_id=data.get("store") or "",
+            after=data.get("after") or "",
+        )
     else:
         status = 400
     store = form.cleaned_data.get("store") if form.is_bound and form.is_valid() else ""
     return render(
         request,
         "staff/stock.html",
-        _context(request, form=form, rows=rows, store=store, section="stock"),
+        _context(
+            request,
+            form=form,
+            rows=page.rows if page else [],
+            next_query=_next_page(request, page),
+            store=store,
+            section="stock",
+        ),
         status=status,
     )
+
+
+# The low-stock page lists the fewest-free first, this many at most.
+LOW_SHOWN = 200
+
+
+def _lowest() -> dict:
+    rows = stock_low(limit=LOW_SHOWN + 1)
+    return {"rows": rows[:LOW_SHOWN], "more_low": len(rows) > LOW_SHOWN}
+
+
+def _next_page(request, page) -> str | None:
+    """The query string of the page after ``page``, None on the last."""
+    if page is None or page.next_after is None:
+        return None
+    query = request.GET.copy()
+    query["after"] = page.next_after
+    return query.urlencode()
 
 
 @require_GET
@@ -61,7 +90,7 @@ def low_stock(request):
         "staff/low_stock.html",
         _context(
             request,
-            rows=stock_low(limit=200),
+            **_lowest(),
             default_threshold=settings.LOW_STOCK_THRESHOLD,
             section="stock",
         ),

@@ -48,49 +48,77 @@ def _store_lines(store_id: str) -> dict[str, int]:
     return store_free(store_id=store_id)
 
 
-def _skus(q: str, store_lines: dict[str, int] | None, limit: int) -> list[str]:
-    """The SKUs a search names, in SKU order (at most ``limit``)."""
+def _skus(
+    q: str, store_lines: dict[str, int] | None, limit: int, after: str = ""
+) -> list[str]:
+    """The SKUs a search names after ``after``, in SKU order (at most
+    ``limit``). Each source is read in SKU order from ``after`` on, so the
+    first ``limit`` of their union are the page's."""
     variants = Variant.coll()
+    if store_lines is not None:
+        # A store's lines are known whole: the search narrows them.
+        store_skus = sorted(sku for sku in store_lines if sku > after)
+        if not q or not store_skus:
+            return store_skus[:limit]
+        of_items = {"_id": {"$in": store_skus}, "item_id": {"$in": _items(q)}}
+        found = {sku for sku in store_skus if sku.startswith(q)}
+        found |= {v["_id"] for v in variants.find(of_items, {"_id": 1})}
+        return sorted(found)[:limit]
+    past = {"_id": {"$gt": after}} if after else {}
     if not q:
-        if store_lines is not None:
-            return sorted(store_lines)[:limit]
-        return [
-            v["_id"] for v in variants.find({}, {"_id": 1}).sort("_id").limit(limit)
-        ]
+        cursor = variants.find(past, {"_id": 1}).sort("_id").limit(limit)
+        return [v["_id"] for v in cursor]
     # A prefix as a range of the _id index (a regex is not index-served on
     # every server).
-    prefix = {"_id": {"$gte": q, "$lt": q + "\uffff"}}
-    found = {v["_id"] for v in variants.find(prefix, {"_id": 1}).limit(limit)}
-    items = {q} | _titled(q, limit)
-    found |= {
-        v["_id"]
-        for v in variants.find({"item_id": {"$in": list(items)}}, {"_id": 1}).limit(
-            limit
-        )
-    }
-    if store_lines is not None:
-        found &= set(store_lines)
+    prefix = {"_id": {"$gte": q, "$lt": q + "\uffff", **past.get("_id", {})}}
+    of_items = {"item_id": {"$in": _items(q)}, **past}
+    found = set()
+    for query in (prefix, of_items):
+        cursor = variants.find(query, {"_id": 1}).sort("_id").limit(limit)
+        found |= {v["_id"] for v in cursor}
     return sorted(found)[:limit]
 
 
-def _titled(q: str, limit: int) -> set[str]:
+def _items(q: str) -> list[str]:
+    """The items a search names: its text as an item id, and the items
+    whose title has its words."""
+    return list({q} | _titled(q))
+
+
+# Items a title search reads at most: their SKUs are then paged.
+TITLED_MAX = 1_000
+
+
+def _titled(q: str) -> set[str]:
     """Items whose title (or brand, category...) has the words of ``q``:
     the summaries' keyword index, so every sellable item; never a scan."""
     words = keywords_of(q)
     if not words:
         return set()
     hits = Summary.coll().find({"keywords": {"$all": words}}, {"_id": 1})
-    return {doc["_id"] for doc in hits.limit(limit)}
+    return {doc["_id"] for doc in hits.limit(TITLED_MAX)}
+
+
+@dataclass(frozen=True)
+class StockPage:
+    rows: list[StockRow]
+    # The SKU the next page starts after; None on the last page.
+    next_after: str | None
 
 
 def stock_report(
-    *, q: str = "", store_id: str = "", limit: int = PAGE
-) -> list[StockRow]:
-    """Stock of the SKUs matching ``q`` (SKU or its start, item id, words of
-    the title), only those a store has a line for when ``store_id`` is given."""
+    *, q: str = "", store_id: str = "", after: str = "", limit: int | None = None
+) -> StockPage:
+    """A page of the stock of the SKUs matching ``q`` (SKU or its start,
+    item id, words of the title), only those a store has a line for when
+    ``store_id`` is given; in SKU order, after the SKU ``after``."""
     q = (q or "").strip()
+    limit = limit or PAGE
     store_lines = _store_lines(store_id) if store_id else None
-    return _rows(_skus(q, store_lines, limit), store_lines)
+    skus = _skus(q, store_lines, limit + 1, after)
+    more = len(skus) > limit
+    skus = skus[:limit]
+    return StockPage(_rows(skus, store_lines), skus[-1] if more else None)
 
 
 def stock_row(*, sku: str) -> StockRow | None:

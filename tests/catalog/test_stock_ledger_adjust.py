@@ -125,12 +125,16 @@ def test_the_stock_report_searches_by_sku_item_title_and_store():
     store_save(store_id="s1", name="Soho", group="g", lng=-0.13, lat=51.51)
     store_stock_set(store_id="s1", sku="SNK-43", quantity=6)
 
-    assert [r.sku for r in stock_report(q="SNK")] == ["SNK-42", "SNK-43"]
-    assert [r.sku for r in stock_report(q="felt")] == ["HAT-1"]
-    assert [r.sku for r in stock_report(q="canvas sneaker")] == ["SNK-42", "SNK-43"]
-    assert stock_report(q="umbrella") == []
-    assert [r.sku for r in stock_report(q="item-HAT-1")] == ["HAT-1"]
-    (row,) = stock_report(store_id="s1")
+    def skus(**search):
+        return [r.sku for r in stock_report(**search).rows]
+
+    assert skus(q="SNK") == ["SNK-42", "SNK-43"]
+    assert skus(q="felt") == ["HAT-1"]
+    assert skus(q="canvas sneaker") == ["SNK-42", "SNK-43"]
+    assert skus(q="umbrella") == []
+    assert skus(q="item-HAT-1") == ["HAT-1"]
+    assert skus(q="SNK", store_id="s1") == ["SNK-43"]
+    (row,) = stock_report(store_id="s1").rows
     assert (row.sku, row.store_quantity, row.stores_total, row.stores) == (
         "SNK-43",
         6,
@@ -139,6 +143,34 @@ def test_the_stock_report_searches_by_sku_item_title_and_store():
     )
     assert row.online.free == 2 and row.low  # default threshold 5
     assert sku_store_counts(sku="SNK-43") == {"s1": 6}
+
+
+def test_the_stock_report_pages_in_sku_order_missing_none():
+    """Every SKU a search matches is on one page or the next, none twice:
+    by SKU start, by title words, by a store's lines, and all of them."""
+    for n in range(7):
+        make_product(sku=f"TEE-{n}", title="Cotton tee", stock=3)
+        summary_rebuild(item_id=f"item-TEE-{n}")
+    make_product(sku="CAP-1", title="Cotton cap", stock=3)
+    summary_rebuild(item_id="item-CAP-1")
+    store_save(store_id="s1", name="Soho", group="g", lng=-0.13, lat=51.51)
+    for n in (1, 2, 4, 6):
+        store_stock_set(store_id="s1", sku=f"TEE-{n}", quantity=1)
+
+    def pages(**search):
+        seen, after = [], ""
+        while True:
+            page = stock_report(**search, after=after, limit=3)
+            seen.append([r.sku for r in page.rows])
+            if page.next_after is None:
+                return seen
+            after = page.next_after
+
+    tees = [f"TEE-{n}" for n in range(7)]
+    assert pages(q="TEE") == [tees[:3], tees[3:6], tees[6:]]
+    assert pages(q="cotton") == [["CAP-1", *tees[:2]], tees[2:5], tees[5:]]
+    assert pages(q="tee", store_id="s1") == [["TEE-1", "TEE-2", "TEE-4"], ["TEE-6"]]
+    assert sum(pages(), []) == sorted(["CAP-1", *tees])
 
 
 # --- A request sent twice (a staff form's key) ---------------------------------------

@@ -1,6 +1,7 @@
 """The box office and stock pages: what they show and what their actions do
 (each audited); refusals are clear and change nothing."""
 
+import html
 import re
 import uuid
 from datetime import timedelta
@@ -19,7 +20,7 @@ from shop.services.carts import cart_add_item
 from shop.services.orders import order_cancel
 from shop.services.tickets import cart_hold_seats
 from staff.roles import BOX_OFFICE, SHOP_MANAGER
-from tests.shop.factories import make_show
+from tests.shop.factories import make_product, make_show
 from tests.staff.conftest import PASSWORD, ROLE_EMAILS, pay
 
 
@@ -360,6 +361,35 @@ def test_stock_search_and_a_stores_count(manager, product, mongo_db):
     assert "No SKU matches" in none
 
 
+def test_the_stock_list_says_when_there_is_more_and_shows_bad_filters(
+    manager, mongo_db, monkeypatch, settings
+):
+    from catalog.selectors import stock_report
+    from staff import views_stock
+
+    for n in range(5):
+        make_product(sku=f"TEE-{n}", stock=1)
+    monkeypatch.setattr(stock_report, "PAGE", 2)
+    first = manager.get(reverse("staff:stock"), {"q": "TEE"}).content.decode()
+    assert re.findall(r">(TEE-\d)</a>", first) == ["TEE-0", "TEE-1"]
+    following = re.search(r'rel="next" href="\?([^"]+)"', first).group(1)
+    second = manager.get(reverse("staff:stock") + "?" + html.unescape(following))
+    assert re.findall(r">(TEE-\d)</a>", second.content.decode()) == ["TEE-2", "TEE-3"]
+
+    bad = manager.get(reverse("staff:stock"), {"store": "nowhere"})
+    assert bad.status_code == 400
+    assert "There is no such store" in bad.content.decode()
+    long = manager.get(reverse("staff:stock"), {"q": "x" * 121})
+    assert long.status_code == 400
+    assert "at most 120 characters" in long.content.decode()
+
+    settings.LOW_STOCK_THRESHOLD = 5
+    monkeypatch.setattr(views_stock, "LOW_SHOWN", 3)
+    low = manager.get(reverse("staff:low_stock")).content.decode()
+    assert len(re.findall(r">(TEE-\d)</a>", low)) == 3
+    assert 'id="more-low"' in low
+
+
 def test_an_unknown_sku_is_not_received_and_has_no_page(manager, mongo_db):
     response = manager.post(
         reverse("staff:stock_receive", args=["NO-SUCH"]),
@@ -578,3 +608,32 @@ def test_a_seat_key_of_other_digits_is_refused_not_a_crash(box, show, key):
     assert response.status_code == 400
     assert "is not a seat of this map" in response.content.decode()
     assert 'value="House seats"' in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ({"show": "x" * 161}, "at most 160 characters"),
+        ({"theater": "bogus"}, "There is no such theater"),
+        ({"when": "bogus"}, "Select a valid choice"),
+    ],
+)
+def test_a_bad_performance_filter_says_what_is_wrong(box, show, query, message):
+    response = box.get(reverse("staff:performances"), query)
+    assert response.status_code == 400
+    page = html.unescape(response.content.decode())
+    assert message in page
+    assert "performances match" not in page
+
+
+def test_a_refused_stock_form_names_the_field_it_is_about(manager, product, mongo_db):
+    from django.contrib.messages import get_messages
+
+    response = manager.post(
+        reverse("staff:stock_adjust", args=[product]),
+        {"kind": "correction", "delta": "", "note": "count", "key": key()},
+    )
+
+    (said,) = [str(m) for m in get_messages(response.wsgi_request)]
+    assert said == "Change in units (negative: fewer): This field is required."
+    assert mongo_db.stock_ledger.count_documents({"kind": "correction"}) == 0
