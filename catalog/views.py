@@ -64,9 +64,11 @@ def browse_page(request: HtmxHttpRequest, path: str = ""):
             sender=None, request=request, text=page.query.text, results=page.total
         )
     context = {"form": form, "page": page, "sorts": SORTS, "chips": form.chips()}
-    return _render(
-        request, "catalog/browse.html", "browse", context, status=200 if valid else 400
-    )
+    # A filter not understood is a 400 to a browser, but htmx swaps no 4xx:
+    # its request gets the redrawn results, with what was not understood, as
+    # every htmx refusal does (a 200).
+    status = 200 if valid or request.htmx else 400
+    return _render(request, "catalog/browse.html", "browse", context, status=status)
 
 
 def _location(request) -> Location | None:

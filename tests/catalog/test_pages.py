@@ -190,6 +190,15 @@ def test_a_search_with_a_position_out_of_range_is_a_400_not_a_crash(
     assert "were not understood" in response.content.decode()
 
 
+def test_a_filter_not_understood_is_shown_to_htmx_too(shop, client):
+    """htmx swaps no 4xx: its request gets the redrawn results and the
+    message with a 200, where a browser without it gets the 400."""
+    response = client.get("/c/Shoes/?min_price=50&max_price=10", HTTP_HX_REQUEST="true")
+
+    assert response.status_code == 200
+    assert "The maximum is below the minimum" in response.content.decode()
+
+
 def test_a_price_range_upside_down_keeps_only_its_valid_bound(shop, client):
     response = client.get("/c/Shoes/?min_price=50&max_price=10")
 
