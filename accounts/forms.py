@@ -66,6 +66,16 @@ class EmailLoginForm(AuthenticationForm):
         widget=forms.EmailInput(attrs={"autofocus": True, "autocomplete": "email"}),
     )
 
+    error_messages = {
+        **AuthenticationForm.error_messages,
+        # Django's says "username", and that both fields may be
+        # case-sensitive; the email is not.
+        "invalid_login": (
+            "That email and password do not match an account. The password "
+            "is case-sensitive."
+        ),
+    }
+
     def clean_username(self) -> str:
         return normal_email(self.cleaned_data["username"])
 

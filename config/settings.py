@@ -355,7 +355,8 @@ AXES_COOLOFF_TIME = timedelta(
 # Either 10 failures for one account or 10 from one address lock.
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_TEMPLATE = "registration/locked.html"
+# The locked page says for how long, and Retry-After too (accounts/lockout.py).
+AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
 AXES_CLIENT_IP_CALLABLE = "accounts.throttle.client_ip"
 AXES_VERBOSE = False
 

@@ -255,7 +255,15 @@ def test_ten_wrong_passwords_lock_the_account(ada):
     assert answers == [200] * 9 + [429]
     assert locked.status_code == 429
     assert "Too many wrong passwords" in locked.content.decode()
+    assert "for up to 15 minutes" in locked.content.decode()  # the default
+    assert locked["Retry-After"] == "900"
     assert "reset the password" in locked.content.decode()
+
+
+def test_a_wrong_password_says_so_in_the_forms_words(ada):
+    wrong = login(Client(), ada.email, "wrong-guess").content.decode()
+    assert "That email and password do not match an account." in wrong
+    assert "correct username" not in wrong  # Django's words, not the form's
 
 
 def test_a_success_before_the_limit_starts_the_count_again(ada):
