@@ -2,9 +2,11 @@
 
 import logging
 
+from django.contrib import messages
+
 from config.errors import DomainError
 from shop.identity import anonymous_owner, forget_anonymous_owner, owner_of
-from shop.services.carts import cart_merge
+from shop.services.carts import cart_merge_report
 from shop.services.order_owners import orders_attach
 
 log = logging.getLogger("marquee.shop")
@@ -19,9 +21,18 @@ def merge_cart_on_login(sender, request, user, **kwargs) -> None:
     if anonymous is None:
         return
     try:
-        cart_merge(from_owner=anonymous, to_owner=owner_of(request))
+        merged = cart_merge_report(from_owner=anonymous, to_owner=owner_of(request))
     except DomainError as exc:
         log.warning("cart merge on login failed: %s", exc.message)
+    else:
+        if merged.short:
+            messages.warning(
+                request,
+                "Not all of what you chose before logging in could join your "
+                "cart (sold out meanwhile, or over a limit): "
+                f"{'; '.join(merged.short)}. Your cart shows what it holds now.",
+                fail_silently=True,  # a login without a page (force_login)
+            )
     # ... and so are the orders this browser placed before logging in.
     orders_attach(from_owner=anonymous, to_owner=owner_of(request))
     forget_anonymous_owner(request)

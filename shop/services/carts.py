@@ -5,6 +5,7 @@ resource first when units are taken, the cart first when they are given
 back); this module says only what the shopper wants.
 """
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from catalog.documents import stock_location
@@ -416,6 +417,52 @@ def cart_merge(
                 _refill(kind, target.cart_id, refill, now)
     _cancel_if_emptied(source.cart_id, from_owner, now)
     return reload(target.cart_id)
+
+
+@dataclass(frozen=True)
+class Merged:
+    """A login's merge: the account's cart after it, and the title of each
+    line of the anonymous cart that did not come along whole (its units
+    sold out meanwhile, a cap of the account's cart, seats the account's
+    line could not join), to tell the shopper."""
+
+    cart: Cart | None
+    short: list[str]
+
+
+def cart_merge_report(
+    *, from_owner: str, to_owner: str, now: datetime | None = None
+) -> Merged:
+    """``cart_merge``, and what of the anonymous cart it could not keep:
+    each of its lines' units against what the account's cart lists after
+    (its own units of that line included)."""
+    now = utcnow(now)
+    try:
+        source = live_cart(from_owner, now, create=False)
+        target = live_cart(to_owner, now, create=False)
+    except CartPending:
+        source = target = None
+    merged = cart_merge(from_owner=from_owner, to_owner=to_owner, now=now)
+    if source is None:
+        return Merged(merged, [])
+    had, after = _units_listed(target), _units_listed(merged)
+    short = [
+        title
+        for key, (units, title) in _units_listed(source).items()
+        if after.get(key, (0, ""))[0] < units + had.get(key, (0, ""))[0]
+    ]
+    return Merged(merged, short)
+
+
+def _units_listed(cart: Cart | None) -> dict[tuple[str, str], tuple[int, str]]:
+    """(kind, resource key) -> (units, the line's title) of a cart's lines."""
+    if cart is None:
+        return {}
+    return {
+        (kind.name, kind.key(line)): (kind.units(line), kind.title(line))
+        for kind in KINDS
+        for line in kind.lines(cart)
+    }
 
 
 def _cancel_if_emptied(cart_id: str, owner: str, now: datetime) -> None:

@@ -1,6 +1,7 @@
 """Sign-up, log in and out, password change and reset, My orders, and the
 anonymous cart and orders that become the account's."""
 
+import html
 import re
 from datetime import timedelta
 
@@ -46,6 +47,22 @@ def test_logging_in_lands_on_my_orders_not_a_404(client, ada):
     assert response.status_code == 302
     assert response["Location"] == "/orders/"
     assert client.get("/orders/").status_code == 200
+
+
+def test_logging_in_says_what_of_the_cart_could_not_come_along(client, ada):
+    from shop.services.carts import cart_add_item
+
+    make_product(sku="SNKR-42", title="Canvas sneaker")
+    cart_add_item(owner=f"user:{ada.pk}", sku="SNKR-42", quantity=98)
+    client.post("/cart/add/", {"sku": "SNKR-42", "quantity": "2"})  # 100 > 99
+
+    client.post(
+        "/accounts/login/", {"username": "ada@example.com", "password": PASSWORD}
+    )
+
+    page = html.unescape(client.get("/cart/").content.decode())
+    assert "Not all of what you chose before logging in could join your cart" in page
+    assert "Canvas sneaker" in page
 
 
 def test_a_wrong_password_is_refused_with_the_form_again(client, ada):

@@ -512,6 +512,25 @@ def test_login_merges_into_an_existing_account_cart_keeping_every_unit(
     assert invariant_problems() == []
 
 
+def test_a_merge_reports_what_could_not_come_along(mongo_db, product, now):
+    from shop.services.carts import cart_merge_report
+
+    hat = make_product(sku="HAT-1", title="Felt hat")
+    account = cart_add_item(owner="user:7", sku=product, quantity=98, now=now)
+    cart_add_item(owner=ALICE, sku=product, quantity=2, now=now)  # over the 99 cap
+    cart_add_item(owner=ALICE, sku=hat, quantity=1, now=now)
+
+    merged = cart_merge_report(from_owner=ALICE, to_owner="user:7", now=now)
+
+    assert merged.cart.cart_id == account.cart_id
+    assert lines(mongo_db, account.cart_id) == {product: 99, hat: 1}
+    (name,) = merged.short
+    assert name == mongo_db.carts.find_one({"_id": account.cart_id})["items"][0]["name"]
+    assert invariant_problems() == []
+    everything = cart_merge_report(from_owner="anon:none", to_owner="user:7", now=now)
+    assert everything.short == []
+
+
 def test_expiry_also_returns_a_hold_the_cart_does_not_list(
     mongo_db, product, now, later
 ):
