@@ -87,6 +87,11 @@ def seat_rows(
         seats = "".join(
             _seat(cell, can_hold, can_release, release_url or "") for cell in row.cells
         )
+        if not any(cell.is_seat for cell in row.cells):
+            # A walkway: no seat to name, so nothing for a screen reader (a
+            # row header with no text is an empty header).
+            rows.append(f'<div class="seat-row" aria-hidden="true">{seats}</div>')
+            continue
         rows.append(
             '<div class="seat-row" role="row">\n'
             f'  <span class="row-label" role="rowheader">{label}</span>\n'

@@ -27,3 +27,10 @@ def get(mapping, key):
 def state_label(state) -> str:
     """An order's state in words: "pending_payment" reads "pending payment"."""
     return str(state).replace("_", " ")
+
+
+@register.filter
+def seats_in(row) -> bool:
+    """Whether a row of the staff seat map has a seat (a walkway has none,
+    and is hidden from screen readers: a row must have cells)."""
+    return any(seat.state != "gap" for seat in row)

@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 
 from catalog.services.summaries import summary_rebuild
 from staff.roles import ADMINISTRATOR, create_staff
+from tests.booking.factories import small_layout
 from tests.browser.test_cart_checkout import fill_checkout
 from tests.shop.factories import GOOD_CARD, make_product, make_show
 from tests.staff.conftest import pay
@@ -53,7 +54,9 @@ def test_axe_reports_what_is_planted_in_a_page(page):
 def test_every_kind_of_page_has_no_wcag_a_or_aa_violation(new_page):
     sku = make_product(sku="SNKR-1", title="JC Sneaker", price="89.00", stock=50)
     summary_rebuild(item_id=f"item-{sku}")
-    show = make_show()
+    # A hall with a walkway: a row of no seat on both seat maps.
+    hall = small_layout()
+    show = make_show(layout=[*hall[:2], [None] * 4, hall[2]])
     paid = pay("anon:ann", sku=sku, session=show, seats=[(0, 0)])
     create_staff(email=STAFF_EMAIL, role=ADMINISTRATOR, password=STAFF_PASSWORD)
     found: dict[str, list[str]] = {}
@@ -68,6 +71,14 @@ def test_every_kind_of_page_has_no_wcag_a_or_aa_violation(new_page):
     browsing += ["/accounts/login/", "/accounts/signup/"]
     for url in browsing:
         check(shopper, url)
+    # The keyboard's first stop skips the header's links to the content.
+    shopper.goto("/")
+    shopper.keyboard.press("Tab")
+    skip = shopper.locator(":focus")
+    expect(skip).to_have_text("Skip to the content")
+    expect(skip).to_be_in_viewport()
+    shopper.keyboard.press("Enter")
+    assert shopper.evaluate("location.hash") == "#main"
     # A cart of goods and seats, its checkout, and the order page after paying.
     shopper.goto(f"/p/item-{sku}/")
     shopper.get_by_role("button", name="Add to cart").first.click()
