@@ -251,12 +251,17 @@ LOGGING = {
     # runserver's the request line: a link's secret is hidden there as in
     # the access log (config/redact.py). Django's own handlers (its console
     # under DEBUG, runserver's) are replaced by these, which filter.
-    "filters": {"redact_paths": {"()": "config.redact.RedactPaths"}},
+    "filters": {
+        "redact_paths": {"()": "config.redact.RedactPaths"},
+        "refusals_without_traceback": {
+            "()": "config.logfilters.RefusalsWithoutTraceback"
+        },
+    },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": "plain",
-            "filters": ["redact_paths"],
+            "filters": ["redact_paths", "refusals_without_traceback"],
         },
         "django.server": {
             "class": "logging.StreamHandler",

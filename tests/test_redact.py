@@ -175,3 +175,29 @@ def test_django_request_log_records_hide_the_secret():
     assert RedactPaths().filter(record)
 
     assert record.getMessage() == f"Not Found: /orders/MQ-7/{HIDDEN}/cancel/"
+
+
+def test_a_refused_staff_page_is_logged_in_one_line_without_a_traceback(db):
+    """A 403 is the permission check doing its job: one line in the log,
+    not a screenful of PermissionDenied's traceback."""
+    import io
+
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    (console,) = [
+        h for h in logging.getLogger("django").handlers if h.name == "console"
+    ]
+    written = io.StringIO()
+    before = console.setStream(written)
+    try:
+        get_user_model().objects.create_user("s@example.com", "s@example.com", "pw")
+        client = Client()
+        client.login(username="s@example.com", password="pw")
+        assert client.get("/staff/").status_code == 403
+    finally:
+        console.setStream(before)
+
+    lines = written.getvalue().splitlines()
+    assert any("Forbidden (Permission denied): /staff/" in line for line in lines)
+    assert "Traceback" not in written.getvalue()
