@@ -419,3 +419,25 @@ def test_each_variant_says_what_the_add_would_find(shop, client):
     assert 'title="Sold out" data-sku="1-7-black"' in html
     assert 'title="Only 2 left" data-sku="1-7-red"' in html
     assert 'class="variant selected sold-out"' in html
+
+
+def test_the_place_suggestions_name_each_town_once(shop, client):
+    from catalog.documents import Address
+    from catalog.services.stores import store_save
+
+    store_save(
+        store_id="london-2",
+        name="Marquee Soho",
+        group="g",
+        lng=-0.13,
+        lat=51.51,
+        address=Address(line1="2 Dean St", city="London", zip="W1D 3RB", country="GB"),
+    )
+
+    html = client.get("/p/1/").content.decode()
+    places = re.search(r'<datalist id="store-places">(.*?)</datalist>', html).group(1)
+    options = re.findall(r'<option value="([^"]+)">', places)
+
+    assert options.count("London") == 1
+    assert "W1D 3RB" in options
+    assert len(options) == len(set(options))
