@@ -373,6 +373,19 @@ def test_a_declined_card_then_a_good_one_pays_the_same_order(client, mongo_db, p
     assert stock_level(sku=product).sold == 2
 
 
+def test_a_tampered_cart_field_is_said_not_left_blank(client, mongo_db, product):
+    add(client)
+
+    response = client.post("/checkout/", checkout_data("x"))
+
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "That cart is not yours." in html
+    assert "Reload the cart and check out again." in html
+    assert the_cart(mongo_db)["state"] == ACTIVE
+    assert mongo_db.orders.count_documents({}) == 0
+
+
 def test_the_checkout_page_is_never_cached_counts_down_and_names_autofill_fields(
     client, mongo_db, product
 ):
