@@ -8,6 +8,14 @@ from datetime import date
 
 from django import forms
 from django.core.validators import RegexValidator
+from localflavor.de.forms import DEZipCodeField
+from localflavor.es.forms import ESPostalCodeField
+from localflavor.fr.forms import FRZipCodeField
+from localflavor.gb.forms import GBPostcodeField
+from localflavor.ie.forms import EircodeField
+from localflavor.it.forms import ITZipCodeField
+from localflavor.nl.forms import NLZipCodeField
+from localflavor.us.forms import USZipCodeField
 
 from booking.forms import SeatListField
 from shop.limits import MAX_LINE_QUANTITY
@@ -27,6 +35,17 @@ COUNTRIES = [
     ("IT", "Italy"),
     ("US", "United States"),
 ]
+# Each country's postcode, as django-localflavor checks and writes it.
+POSTCODES = {
+    "GB": GBPostcodeField,
+    "IE": EircodeField,
+    "FR": FRZipCodeField,
+    "DE": DEZipCodeField,
+    "NL": NLZipCodeField,
+    "ES": ESPostalCodeField,
+    "IT": ITZipCodeField,
+    "US": USZipCodeField,
+}
 
 
 class CardInput(forms.TextInput):
@@ -221,7 +240,21 @@ class CheckoutForm(forms.Form):
             for name in ADDRESS_FIELDS:
                 if name != "line2" and not data.get(name):
                     self.add_error(name, "This field is required.")
+        self._clean_postcode(data)
         return data
+
+    def _clean_postcode(self, data) -> None:
+        """The postcode as its country writes it (django-localflavor's field
+        of that country): checked, and written in its usual form."""
+        field = POSTCODES.get(data.get("country"))
+        if field is None or not data.get("postcode"):
+            return
+        try:
+            data["postcode"] = field().clean(data["postcode"])
+        except forms.ValidationError as exc:
+            country = dict(COUNTRIES)[data["country"]]
+            said = f"That is not a postcode of {country}. {exc.messages[0]}"
+            self.add_error("postcode", said)
 
     def _address_given(self, data) -> bool:
         return any(data.get(name) for name in ADDRESS_FIELDS if name != "country")

@@ -1,5 +1,6 @@
 """The shop's pages over HTTP: htmx and full-page, bad input, other people's ids."""
 
+import html
 import re
 from datetime import timedelta
 from decimal import Decimal
@@ -371,6 +372,40 @@ def test_a_declined_card_then_a_good_one_pays_the_same_order(client, mongo_db, p
     assert again["Location"] == paid["Location"]
     assert mongo_db.orders.count_documents({}) == 1
     assert stock_level(sku=product).sold == 2
+
+
+@pytest.mark.parametrize(
+    "country, typed, written",
+    [("GB", "sw1y4jh", "SW1Y 4JH"), ("US", "10001", "10001"), ("FR", "75001", "75001")],
+)
+def test_a_postcode_is_written_as_its_country_writes_it(
+    client, mongo_db, product, country, typed, written
+):
+    add(client)
+    cart_id = the_cart(mongo_db)["_id"]
+
+    client.post("/checkout/", checkout_data(cart_id, country=country, postcode=typed))
+
+    assert mongo_db.orders.find_one()["shipping"]["postcode"] == written
+
+
+@pytest.mark.parametrize(
+    "country, typed", [("GB", "!!!!"), ("GB", "12345"), ("US", "SW1Y 4JH")]
+)
+def test_a_postcode_its_country_does_not_write_is_refused(
+    client, mongo_db, product, country, typed
+):
+    add(client)
+    cart_id = the_cart(mongo_db)["_id"]
+
+    response = client.post(
+        "/checkout/", checkout_data(cart_id, country=country, postcode=typed)
+    )
+
+    assert response.status_code == 400
+    assert "That is not a postcode of" in html.unescape(response.content.decode())
+    assert the_cart(mongo_db)["state"] == ACTIVE
+    assert mongo_db.orders.count_documents({}) == 0
 
 
 def test_a_tampered_cart_field_is_said_not_left_blank(client, mongo_db, product):
