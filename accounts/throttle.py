@@ -73,6 +73,13 @@ def hit(key: str, *, limit: int, window: int, now: datetime | None = None) -> bo
         return counts.update_one(under, count).matched_count == 1
 
 
+def window_left(window: int, now: datetime | None = None) -> int:
+    """Seconds until the current window of ``window`` seconds ends (when
+    a request over the limit may try again), at least 1."""
+    now = now or datetime.now(UTC)
+    return max(1, window - int(now.timestamp()) % window)
+
+
 def within_limits(request) -> bool:
     window = settings.THROTTLE_WINDOW_SECONDS
     ok = hit(
@@ -106,7 +113,7 @@ class ThrottleMiddleware:
             return None
         if match.view_name not in THROTTLED or within_limits(request):
             return None
-        seconds = settings.THROTTLE_WINDOW_SECONDS
+        seconds = window_left(settings.THROTTLE_WINDOW_SECONDS)
         if getattr(request, "htmx", False):
             # A toast where the page shows its messages (base.html lets htmx
             # swap a 429); the page itself stays as it is.
