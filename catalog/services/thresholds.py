@@ -11,8 +11,9 @@ from catalog.errors import InvalidQuantity, NotStocked
 MAX_THRESHOLD = 1_000_000
 
 
-def stock_threshold_set(*, sku: str, threshold: int | None) -> int | None:
-    """Give ``sku`` its own low-stock threshold (None: back to the default).
+def stock_threshold_set(*, sku: str, threshold: int | None) -> bool:
+    """Give ``sku`` its own low-stock threshold (None: back to the default);
+    whether that changed it (the threshold it has already changes nothing).
 
     Raises NotStocked (no online stock for the SKU), InvalidQuantity.
     """
@@ -25,9 +26,8 @@ def stock_threshold_set(*, sku: str, threshold: int | None) -> int | None:
     if not Inventory.coll().count_documents({"_id": sku}, limit=1):
         raise NotStocked()
     if threshold is None:
-        StockThreshold.coll().delete_one({"_id": sku})
-    else:
-        StockThreshold.coll().update_one(
-            {"_id": sku}, {"$set": {"threshold": threshold}}, upsert=True
-        )
-    return threshold
+        return StockThreshold.coll().delete_one({"_id": sku}).deleted_count == 1
+    done = StockThreshold.coll().update_one(
+        {"_id": sku}, {"$set": {"threshold": threshold}}, upsert=True
+    )
+    return bool(done.upserted_id is not None or done.modified_count)

@@ -98,9 +98,11 @@ def staff_adjust_stock(
 
 def staff_set_threshold(*, user, sku: str, threshold: int | None) -> None:
     """A SKU's own low-stock threshold (None: the default); UnknownSku for
-    anything but a SKU of the catalog."""
+    anything but a SKU of the catalog. Audited when it changed: the trail
+    records changes, and setting what is set is none."""
     _catalog_sku(sku)
-    stock_threshold_set(sku=sku, threshold=threshold)
+    if not stock_threshold_set(sku=sku, threshold=threshold):
+        return
     audit_record(
         action="low-stock threshold set",
         object_kind=SKU,

@@ -637,3 +637,20 @@ def test_a_refused_stock_form_names_the_field_it_is_about(manager, product, mong
     (said,) = [str(m) for m in get_messages(response.wsgi_request)]
     assert said == "Change in units (negative: fewer): This field is required."
     assert mongo_db.stock_ledger.count_documents({"kind": "correction"}) == 0
+
+
+def test_a_threshold_is_audited_when_it_changes_not_when_sent_again(
+    manager, product, mongo_db
+):
+    threshold = reverse("staff:stock_threshold", args=[product])
+
+    manager.post(threshold, {"threshold": ""})  # the default already
+    manager.post(threshold, {"threshold": "60"})
+    manager.post(threshold, {"threshold": "60"})  # the same again
+    manager.post(threshold, {"threshold": ""})  # back to the default
+
+    entries = mongo_db.audit.find({"action": "low-stock threshold set"})
+    assert [e["after"] for e in entries.sort([("at", 1), ("_id", 1)])] == [
+        "60",
+        "default",
+    ]
