@@ -1,6 +1,7 @@
 """Helpers for tests that run Marquee's commands as real processes."""
 
 import os
+import signal
 import subprocess
 import sys
 import uuid
@@ -64,3 +65,14 @@ def processes_tagged(tag: str) -> list[int]:
         except OSError:
             continue
     return found
+
+
+def kill_tagged(tag: str) -> None:
+    """SIGKILL every live process carrying ``tag``: a test that failed
+    half-way (its serve killed before it could stop its children) leaves no
+    database or worker behind for the tests after it."""
+    for pid in processes_tagged(tag):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

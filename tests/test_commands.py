@@ -12,7 +12,13 @@ import urllib.request
 import pytest
 
 from config.embedded import free_port
-from tests.processes import MANAGE, command_env, manage, processes_tagged
+from tests.processes import (
+    MANAGE,
+    command_env,
+    kill_tagged,
+    manage,
+    processes_tagged,
+)
 
 # A link's secret, as order links, claims and password resets carry one.
 SECRET = "Secret-" + "t" * 30
@@ -116,8 +122,9 @@ def test_serve_runs_the_whole_stack_and_stops_leaving_no_process(tmp_path):
         serve.send_signal(signal.SIGTERM)
         assert serve.wait(timeout=60) == 0
     finally:
-        if serve.poll() is None:
+        if serve.poll() is None:  # failed half-way: leave nothing behind
             serve.kill()
+            kill_tagged(env["MARQUEE_PROCESS_TAG"])
     assert processes_tagged(env["MARQUEE_PROCESS_TAG"]) == []
     output = serve.stdout.read()
     assert "loading demo data" in output
@@ -156,8 +163,9 @@ def test_one_sigterm_to_the_group_stops_once_cleanly_with_the_socket_in_var(
         serve.send_signal(signal.SIGTERM)  # what make passes on
         assert serve.wait(timeout=60) == 0
     finally:
-        if serve.poll() is None:
+        if serve.poll() is None:  # failed half-way: leave nothing behind
             serve.kill()
+            kill_tagged(env["MARQUEE_PROCESS_TAG"])
     output = serve.stdout.read()
     assert "Traceback" not in output, output
     assert SECRET not in output, output
@@ -224,8 +232,9 @@ def test_serve_restarts_a_dead_database_and_pages_recover(tmp_path):
         serve.send_signal(signal.SIGTERM)
         assert serve.wait(timeout=60) == 0
     finally:
-        if serve.poll() is None:
+        if serve.poll() is None:  # failed half-way: leave nothing behind
             serve.kill()
+            kill_tagged(env["MARQUEE_PROCESS_TAG"])
     output = serve.stdout.read()
     assert "restarting it on the same data" in output
     assert "the embedded MongoDB is back" in output
