@@ -4,7 +4,8 @@ claimant sends it) and retries itself: a failed send schedules the next
 attempt, waiting twice as long each time, up to ``MAIL_ATTEMPTS`` in all."""
 
 import logging
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.mail import get_connection
@@ -20,8 +21,9 @@ from shop.selectors.orders import order_by_id
 log = logging.getLogger("marquee.accounts.mail")
 
 # A claim whose sender died before saying it sent (or failed) is taken over
-# after this long: far longer than sending one email takes. Such an email may
-# go twice; one never sent would be worse.
+# after this long: far longer than a send may take (EMAIL_TIMEOUT, within the
+# queue's task timeout). Such an email may go twice; one never sent would be
+# worse.
 CLAIM_STALE = timedelta(minutes=10)
 
 
@@ -47,19 +49,34 @@ def send_order_email(
     order_id: str, kind: str, attempt: int = 1, *, connection=None
 ) -> str:
     """Send the order's ``kind`` email once; "sent", "already sent",
-    "retrying" or "failed". ``connection``: the mail connection to send on
-    (a batch's), else one of its own."""
+    "being sent" (by another run: looked at again once its claim could be
+    taken over), "retrying" or "failed". ``connection``: the mail
+    connection to send on (a batch's), else one of its own."""
     order = order_by_id(order_id=order_id)
     key = f"{order.number}|{kind}"
-    if not _claim(key, order.email):
+    claim = _claim(key, order.email)
+    if claim.sent:
         return "already sent"
+    if not claim.mine:
+        # Should its sender die, no one else would send it: this task looks
+        # again once the claim is stale, and then sends it itself.
+        schedule(
+            "accounts.tasks.send_order_email",
+            order_id,
+            kind,
+            attempt,
+            schedule_type=Schedule.ONCE,
+            next_run=claim.at + CLAIM_STALE + timedelta(seconds=1),
+        )
+        return "being sent"
     try:
         message = order_email(order, kind)
         message.connection = connection
         message.send()
     except Exception as exc:  # any failure of the mail server: try again later
-        # The claim goes, so the retry (or a concurrent run) may send it.
-        SentEmail.coll().delete_one({"_id": key, "sending": True})
+        # This run's claim goes (not one a later run took over), so the
+        # retry, or a concurrent run, may send it.
+        SentEmail.coll().delete_one({"_id": key, "sending": True, "at": claim.at})
         return _retry("send_order_email", (order_id, kind), attempt, exc)
     SentEmail.coll().update_one(
         {"_id": key}, {"$set": {"at": timezone.now()}, "$unset": {"sending": ""}}
@@ -67,21 +84,33 @@ def send_order_email(
     return "sent"
 
 
-def _claim(key: str, to: str) -> bool:
+@dataclass(frozen=True)
+class _Claim:
+    mine: bool  # this run sends it
+    sent: bool  # it was sent
+    at: datetime  # when its claim was taken (this run's, or the sender's)
+
+
+def _claim(key: str, to: str) -> _Claim:
     """Whether this run is the one to send ``key``: it inserted the claim,
-    or took over a claim whose sender went silent (CLAIM_STALE). False when
-    it was sent, or another run is sending it."""
+    or took over a claim whose sender went silent (CLAIM_STALE); else
+    whether it was sent, or since when another run is sending it."""
     now = timezone.now()
     claims = SentEmail.coll()
     try:
         claims.insert_one({"_id": key, "to": to, "at": now, "sending": True})
-        return True
+        return _Claim(mine=True, sent=False, at=now)
     except DuplicateKeyError:
         taken = claims.update_one(
             {"_id": key, "sending": True, "at": {"$lt": now - CLAIM_STALE}},
             {"$set": {"at": now}},
         )
-        return bool(taken.modified_count)
+        if taken.modified_count:
+            return _Claim(mine=True, sent=False, at=now)
+    found = claims.find_one({"_id": key}, {"sending": 1, "at": 1})
+    if found is None:  # its sender failed and gave it back a moment ago
+        return _Claim(mine=False, sent=False, at=now)
+    return _Claim(mine=False, sent=not found.get("sending"), at=found["at"])
 
 
 def send_order_emails(order_ids: list[str], kind: str) -> str:

@@ -60,10 +60,10 @@ def valid(form):
 
 
 def first_error(form) -> str:
-    """The form's first error, as a toast says it: a field's own message as
-    written for it, any other (Django's "This field is required.", a
-    validator's bound) after the field's label, so the toast says which
-    field it is about."""
+    """The form's first error, as a toast says it: a message the form gave
+    the field itself (``error_messages=``) as it is; any other (Django's
+    "This field is required.", a validator's bound, one added in ``clean``)
+    after the field's label, so the toast says which field it is about."""
     for name, errors in form.errors.items():
         message = errors[0]
         field = form.fields.get(name)

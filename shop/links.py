@@ -13,3 +13,9 @@ def order_link(order) -> str:
     """``order_url`` with the site's address (``SITE_URL``), for an email
     or a calendar file."""
     return settings.SITE_URL + order_url(order)
+
+
+def order_page(order) -> str:
+    """The account's page of the order (it asks to log in), with the site's
+    address: for where the secret link must not go (a calendar file)."""
+    return settings.SITE_URL + reverse("shop:order", args=[order.number])

@@ -14,7 +14,7 @@ from django.utils import timezone
 from fpdf import FPDF
 from icalendar import Calendar, Event
 
-from shop.links import order_link
+from shop.links import order_page
 from shop.selectors.orders import order_tickets
 
 # A performance with no end known to the order: what a calendar shows.
@@ -110,7 +110,10 @@ def performance_ics(order, session_id: str) -> bytes | None:
     event.add("location", group.theater)
     event.add(
         "description",
-        f"Marquee order {order.number}: {seats}. Tickets: {order_link(order)}",
+        # Not the order's secret link: a calendar is often shared, and the
+        # link opens (and cancels) the order. Its owner has it in the email.
+        f"Marquee order {order.number}: {seats}. Tickets: in the order's "
+        f"confirmation email, or at {order_page(order)} when logged in.",
     )
     calendar.add_component(event)
     return calendar.to_ical()

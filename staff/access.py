@@ -25,7 +25,9 @@ def _come_back_to(request) -> str:
         came_from, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     ):
         parts = urlsplit(came_from)
-        return parts.path + (f"?{parts.query}" if parts.query else "")
+        path = parts.path + (f"?{parts.query}" if parts.query else "")
+        if path.startswith("/") and not path.startswith(("//", "/\\")):
+            return path  # a path of this site, never one read as another host
     return reverse("staff:dashboard")
 
 

@@ -162,7 +162,10 @@ def _seat_map_page(request, session_id, *, posted=None, status=200):
 def _back_to_map(request, exc, session_id, **kwargs):
     _performance_or_404(session_id)  # no such performance: no map to go back to
     messages.error(request, exc.message)
-    return _seat_map_page(request, session_id, posted=request.POST, status=exc.status)
+    # The map's own form (its seats, reason, customer) is drawn as sent; a
+    # cart release's form is one per cart, and starts empty again.
+    posted = None if "cart_id" in kwargs else request.POST
+    return _seat_map_page(request, session_id, posted=posted, status=exc.status)
 
 
 @require_POST

@@ -196,7 +196,8 @@ def _check_performance(show, description, start, end, prices) -> None:
     if start >= end:
         raise InvalidRequest("A performance must end after it starts.")
     if end - start > MAX_PERFORMANCE:
-        raise InvalidRequest("A performance lasts at most 24 hours.")
+        hours = int(MAX_PERFORMANCE.total_seconds() // 3600)
+        raise InvalidRequest(f"A performance lasts at most {hours} hours.")
     if start <= timezone.now():
         raise InvalidRequest("A performance cannot start in the past.")
     if not isinstance(prices, Mapping):
@@ -312,9 +313,11 @@ def session_schedule(
     Invariant: no two performances scheduled here meet in one theater. The
     overlap read and the insert happen in the theater's turn, so two
     schedulings of one hall (two clerks, or one double click) take turns
-    and the second sees the first's performance. ``key`` is the form's
-    (drawn with the page): a form sent twice schedules once, and the repeat
-    answers the session the first one made.
+    and the second sees the first's performance. A turn whose lease ran out
+    before it was given back (a stall) looks at the calendar again and
+    takes its performance back on a clash (``_withdraw_if_overlapping``).
+    ``key`` is the form's (drawn with the page): a form sent twice
+    schedules once, and the repeat answers the session the first one made.
 
     Loaders (the demo, benchmarks, tests) call ``session_create`` directly
     and may stack sessions in one hall; a person scheduling may not.
@@ -328,12 +331,12 @@ def session_schedule(
     wanted = (ObjectId(theater_id), show.strip(), start, end)
     if key is not None and (made := _scheduled_by(key, wanted)):
         return made
-    with _theater_turn(ObjectId(theater_id)):
+    with _theater_turn(ObjectId(theater_id)) as turn:
         if key is not None and (made := _scheduled_by(key, wanted)):
             return made  # the same form, sent while this one waited its turn
         _refuse_overlap(ObjectId(theater_id), start, end)
         try:
-            return session_create(
+            made = session_create(
                 theater_id=theater_id,
                 show=show,
                 start=start,
@@ -347,6 +350,33 @@ def session_schedule(
             if key is not None and (made := _scheduled_by(key, wanted)):
                 return made
             raise
+    if not turn.kept:
+        _withdraw_if_overlapping(made, ObjectId(theater_id), start, end)
+    return made
+
+
+def _withdraw_if_overlapping(
+    session_id: str, theater_id: ObjectId, start: datetime, end: datetime
+) -> None:
+    """The turn's lease ran out before this scheduling gave it back (a
+    stall longer than TURN_LEASE), so another may have read the calendar
+    without this performance: look again. On a clash this one is taken
+    back, while nothing is held, sold or blocked in it (so at worst both
+    are refused, never both kept), and PerformanceOverlaps raised."""
+    clash = Session.coll().find_one(
+        {
+            "theater_id": theater_id,
+            "start": {"$lt": end},
+            "end": {"$gt": start},
+            "_id": {"$ne": ObjectId(session_id)},
+        },
+        {"name": 1, "start": 1, "end": 1},
+    )
+    if clash is None:
+        return
+    untouched = {"_id": ObjectId(session_id), "held": 0, "sold": 0, "blocked": 0}
+    if Session.coll().delete_one(untouched).deleted_count:
+        raise PerformanceOverlaps(clash["name"], clash["start"], clash["end"])
 
 
 def _scheduled_by(key: str, wanted: tuple) -> str | None:
@@ -366,12 +396,18 @@ def _scheduled_by(key: str, wanted: tuple) -> str | None:
     return str(found["_id"])
 
 
+class _Turn:
+    kept = True  # given back by its own token: no one else had it meanwhile
+
+
 @contextmanager
-def _theater_turn(theater_id: ObjectId) -> Iterator[None]:
+def _theater_turn(theater_id: ObjectId) -> Iterator[_Turn]:
     """Hold the theater's turn to schedule: a lease on the theater document
     (token and end), taken by one conditional update (free, or its lease
     over) and given back by its token. Waits for a turn others hold, up to
-    TURN_WAIT. Raises TheaterNotFound, SchedulingBusy."""
+    TURN_WAIT. Yields the turn, whose ``kept`` says afterwards whether the
+    lease outlived the work (else another scheduling may have taken it).
+    Raises TheaterNotFound, SchedulingBusy."""
     token = uuid.uuid4().hex
     theaters = Theater.coll()
     deadline = time.monotonic() + TURN_WAIT
@@ -388,10 +424,12 @@ def _theater_turn(theater_id: ObjectId) -> Iterator[None]:
         if time.monotonic() >= deadline:
             raise SchedulingBusy()
         time.sleep(TURN_POLL)  # another scheduling's read and insert
+    turn = _Turn()
     try:
-        yield
+        yield turn
     finally:
-        theaters.update_one(
+        given_back = theaters.update_one(
             {"_id": theater_id, "scheduling_token": token},
             {"$unset": {"scheduling_token": "", "scheduling_until": ""}},
         )
+        turn.kept = bool(given_back.matched_count)

@@ -96,7 +96,8 @@ def _titled(q: str) -> set[str]:
     if not words:
         return set()
     hits = Summary.coll().find({"keywords": {"$all": words}}, {"_id": 1})
-    return {doc["_id"] for doc in hits.limit(TITLED_MAX)}
+    # Sorted, so every page of one search reads the same items.
+    return {doc["_id"] for doc in hits.sort("_id").limit(TITLED_MAX)}
 
 
 @dataclass(frozen=True)

@@ -93,10 +93,10 @@ from shop.payments import (
 from shop.services import settle, tidy
 from shop.services.common import (
     carts,
-    hold_time,
     lease_time,
     load_cart,
     orders,
+    touched,
     utcnow,
 )
 from shop.services.expiry import cart_expire
@@ -411,20 +411,20 @@ def _not_begun(owner: str, cart_id: str, now: datetime) -> DomainError:
 
 
 def _reopen(cart_id: str, now: datetime, attempt: int | None = None) -> None:
-    """``pending -> active``, holds intact; the hold restarts from now.
+    """``pending -> active``, holds intact; the hold restarts from now,
+    never ending sooner than the shopper extended it (``touched``).
     ``attempt``: only if the cart is still in that checkout (a run that
     was taken over reopens nothing)."""
     fence = {} if attempt is None else _attempt_is(attempt)
     carts().update_one(
         {"_id": cart_id, "state": PENDING, **fence},
-        {
-            "$set": {
-                "state": ACTIVE,
-                "modified_at": now,
-                "expires_at": now + hold_time(),
+        touched(
+            {
+                "$set": {"state": ACTIVE},
+                "$unset": {"checkout_at": "", "lease_until": ""},
             },
-            "$unset": {"checkout_at": "", "lease_until": ""},
-        },
+            now,
+        ),
     )
 
 

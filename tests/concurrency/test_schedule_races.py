@@ -6,8 +6,9 @@ together by a Barrier (tests.concurrency.cart_processes):
   the theater is taken then;
 * one form sent by many processes at once (a double click, a retry):
   one performance, and every send answers it;
-* a turn whose holder died: the next scheduling waits out its lease, then
-  takes it (the lease shortened for the test), never schedules inside it.
+* a turn whose holder died: waited for while its lease stands, taken over
+  once it ran out; a turn that outlived its lease looks again and takes
+  its performance back on a clash.
 """
 
 import uuid
@@ -85,24 +86,52 @@ def test_one_form_sent_by_many_processes_schedules_once(race, mongo_db):
     assert str(mongo_db.sessions.find_one()["_id"]) == results[0]
 
 
-def test_a_turn_left_by_a_dead_process_is_waited_out_then_taken(mongo_db, monkeypatch):
+def test_a_turn_is_waited_for_and_one_left_by_a_dead_process_taken_over(
+    mongo_db, monkeypatch
+):
     theater = make_theater("Race Hall")
     start = (timezone.now() + timedelta(days=3)).replace(microsecond=0)
-    # A scheduling that died in its turn: its lease stands for a while.
-    held_until = timezone.now() + timedelta(seconds=1)
-    mongo_db.theaters.update_one(
-        {},
-        {"$set": {"scheduling_token": "dead", "scheduling_until": held_until}},
-    )
-    monkeypatch.setattr(layouts, "TURN_WAIT", 0.1)
+
+    def leave_a_turn(until):
+        """What a scheduling that died in its turn leaves on the theater."""
+        mongo_db.theaters.update_one(
+            {}, {"$set": {"scheduling_token": "dead", "scheduling_until": until}}
+        )
+
+    leave_a_turn(timezone.now() + timedelta(hours=1))  # its lease stands
+    monkeypatch.setattr(layouts, "TURN_WAIT", 0.2)
     with pytest.raises(SchedulingBusy):
         schedule(theater, start.isoformat(), 60, uuid.uuid4().hex)
     assert mongo_db.sessions.count_documents({}) == 0
 
-    monkeypatch.setattr(layouts, "TURN_WAIT", 30.0)
+    leave_a_turn(timezone.now() - timedelta(seconds=1))  # its lease ran out
     made = schedule(theater, start.isoformat(), 60, uuid.uuid4().hex)
 
-    assert timezone.now() >= held_until  # not inside the dead one's lease
     assert mongo_db.sessions.count_documents({}) == 1
     assert str(mongo_db.sessions.find_one()["_id"]) == made
     assert "scheduling_token" not in mongo_db.theaters.find_one()
+
+
+def test_a_turn_that_outlived_its_lease_looks_again_and_withdraws(
+    mongo_db, monkeypatch
+):
+    """A scheduling that stalled past its lease: another took the turn and
+    put a meeting performance on sale meanwhile. The first finds its turn
+    lost when giving it back, sees the other, and takes its own back."""
+    theater = make_theater("Race Hall")
+    start = (timezone.now() + timedelta(days=3)).replace(microsecond=0)
+    create = layouts.session_create
+    other = {}
+
+    def stalled(**kwargs):
+        # Meanwhile: the lease ran out, another scheduling took the turn
+        # and scheduled a performance that meets this one.
+        mongo_db.theaters.update_one({}, {"$set": {"scheduling_token": "other"}})
+        other["id"] = create(**{**kwargs, "show": "Other", "key": None})
+        return create(**kwargs)
+
+    monkeypatch.setattr(layouts, "session_create", stalled)
+    answer = schedule(theater, start.isoformat(), 60, uuid.uuid4().hex)
+
+    assert answer == "overlaps"
+    assert [str(s["_id"]) for s in mongo_db.sessions.find()] == [other["id"]]

@@ -152,6 +152,20 @@ def test_a_number_handed_out_again_after_a_restore_is_charged_afresh(
     assert charged == {lost.payment_reference, order.payment_reference}
 
 
+def test_a_declined_card_keeps_a_hold_the_shopper_extended(mongo_db, product, now):
+    from shop.services.carts import cart_extend_hold
+
+    cart = cart_add_item(owner=ALICE, sku=product, quantity=1, now=now)
+    extended = cart_extend_hold(owner=ALICE, now=now).expires_at
+
+    with pytest.raises(PaymentFailed):
+        checkout(cart.cart_id, number=DECLINED_CARD, now=now + timedelta(minutes=2))
+
+    reopened = mongo_db.carts.find_one({"_id": cart.cart_id})
+    assert reopened["state"] == ACTIVE
+    assert reopened["expires_at"] == extended  # not 30 minutes from the decline
+
+
 def test_an_attempt_restored_by_a_backup_is_charged_afresh(mongo_db, product, now):
     # Declined once; the backup is taken; declined again; the backup is
     # restored (cart and order as they were: the attempt number goes back).

@@ -257,10 +257,13 @@ def test_a_form_sent_after_the_session_ended_comes_back_to_its_page(mongo_db, wo
 
     sent = client.post(action, data, HTTP_REFERER=f"http://testserver{page}")
     elsewhere = client.post(action, data, HTTP_REFERER="https://evil.example/x")
+    # A path of this host that a browser would read as another host's.
+    sneaky = client.post(action, data, HTTP_REFERER="http://testserver//evil.example/")
 
     assert sent["Location"] == f"/accounts/login/?next={page}"
     dashboard = reverse("staff:dashboard")
     assert elsewhere["Location"] == f"/accounts/login/?next={dashboard}"
+    assert sneaky["Location"] == f"/accounts/login/?next={dashboard}"
     assert mongo_db.audit.count_documents({"actor": {"$regex": "^staff:"}}) == 0
     box = client_for(BOX_OFFICE)
     assert box.get(page).status_code == 200
