@@ -130,6 +130,10 @@ def stock_sku(request, sku):
 def _back_to_sku(request, exc, sku):
     if exc.status == 404:
         raise not_found(exc)  # no such SKU: no page to go back to
+    if stock_row(sku=sku) is None:
+        # A bad form for a SKU that does not exist: its page would be a 404
+        # that never shows the message.
+        raise Http404("No such SKU.")
     if isinstance(exc, AlreadyRecorded) and exc.same and not exc.refused:
         messages.info(request, exc.message)  # a repeat: the first one counted
     else:

@@ -46,7 +46,7 @@ from shop.documents import Cart, CartLine
 from shop.kinds.base import Hold, LineKind, Problem
 from shop.limits import MAX_LINE_QUANTITY
 from shop.services import tidy
-from shop.services.common import carts, hold_time, touched, update_then_read
+from shop.services.common import carts, touched, touched_end, update_then_read
 
 # A concurrent writer changed the entry between our read and our update.
 _ATTEMPTS = 4
@@ -145,7 +145,7 @@ class ProductKind(LineKind):
         cart.items.append(line)
         # What the write did to the cart as read (``touched``).
         cart.modified_at = now
-        cart.expires_at = max(cart.expires_at, now + hold_time())
+        cart.expires_at = touched_end(cart.expires_at, now)
         return cart
 
     def record(self, *, cart_id: str, line, now: datetime) -> dict | None:

@@ -46,6 +46,12 @@ def touched(update: dict, now: datetime) -> dict:
     return merged
 
 
+def touched_end(expires_at: datetime, now: datetime) -> datetime:
+    """The ``expires_at`` a ``touched`` write leaves, for a cart held in
+    memory that the write changed (the same rule, on this side)."""
+    return max(expires_at, now + hold_time())
+
+
 def cart_document(
     owner: str, cart_id: str, now: datetime, lines: dict | None = None
 ) -> tuple[Cart, dict]:

@@ -98,6 +98,12 @@ def test_enter_in_the_sale_fields_sells_and_a_refusal_keeps_what_was_typed(
     page.get_by_label("Password").fill("box-office-pw-1")
     page.get_by_role("button", name="Log in").click()
 
+    # From the keyboard, the map's seats can be skipped to its actions.
+    page.get_by_role("link", name="Skip past the seats to the actions").focus()
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")
+    expect(page.get_by_label("Reason (for blocking)")).to_be_focused()
+
     page.locator('input[name="seat"][value="1-2"]').check()
     page.locator('input[name="seat"][value="2-0"]').check()  # free: not for sale here
     page.get_by_label("Customer's name").fill("Grace Hopper")

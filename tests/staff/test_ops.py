@@ -403,6 +403,12 @@ def test_an_unknown_sku_is_not_received_and_has_no_page(manager, mongo_db):
     assert response.status_code == 404
     assert mongo_db.inventories.count_documents({"_id": "NO-SUCH"}) == 0
     assert manager.get(reverse("staff:stock_sku", args=["NO-SUCH"])).status_code == 404
+    # A bad form for it too: a 404 at once, not a redirect to one.
+    bad = manager.post(
+        reverse("staff:stock_receive", args=["NO-SUCH"]),
+        {"quantity": "x", "key": key()},
+    )
+    assert bad.status_code == 404
 
 
 def test_a_stores_stock_is_counted_not_adjusted_through_the_skus_forms(
