@@ -315,14 +315,14 @@ DEFAULT_FROM_EMAIL = os.environ.get("MARQUEE_FROM_EMAIL", "Marquee <tickets@loca
 EMAIL_FILE_PATH = VAR_DIR / "mail"
 if os.environ.get("EMAIL_URL"):
     globals().update(dj_email_url.parse(os.environ["EMAIL_URL"]))
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
 # A mail server that stops answering fails the send (its retry scheduled)
 # well within the queue's task timeout (Q_CLUSTER, 60 s), rather than the
 # task being killed with its email's claim still held (accounts/tasks.py).
 # EMAIL_URL's ?timeout= sets it; without one it is this.
 if globals().get("EMAIL_TIMEOUT") is None:
     EMAIL_TIMEOUT = 20
-else:
-    EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
 # Sending is a django-q2 task; a failed send is tried again this many times
 # in all, waiting MAIL_RETRY_SECONDS, then twice as long, and so on.
 MAIL_ATTEMPTS = int(os.environ.get("MARQUEE_MAIL_ATTEMPTS", "5"))

@@ -10,6 +10,7 @@ import urllib.error
 import urllib.request
 
 import pytest
+from django.conf import settings
 
 from config.embedded import free_port
 from tests.processes import (
@@ -252,3 +253,43 @@ def test_serve_points_email_links_where_it_listens():
     )
     assert Command._site_url({"host": "0.0.0.0", "port": 80}) == "http://127.0.0.1:80"
     assert Command._site_url({"host": "::1", "port": 8000}) == "http://[::1]:8000"
+
+
+@pytest.mark.parametrize(
+    ("email_url", "backend", "timeout"),
+    [
+        ("", "django.core.mail.backends.filebased.EmailBackend", "20"),
+        (
+            "smtp://u:p@mail.example.com:587/",
+            "django.core.mail.backends.smtp.EmailBackend",
+            "20",
+        ),
+        (
+            "smtp://u:p@mail.example.com:587/?timeout=5",
+            "django.core.mail.backends.smtp.EmailBackend",
+            "5",
+        ),
+    ],
+)
+def test_email_settings_as_a_process_starts_them(tmp_path, email_url, backend, timeout):
+    """Without EMAIL_URL every email is a file (the demo's); with one, SMTP;
+    either way a send times out inside the queue's task timeout."""
+    env = command_env(tmp_path, EMAIL_URL=email_url)
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import django, os;"
+            "os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'config.settings');"
+            "django.setup();"
+            "from django.conf import settings;"
+            "print(settings.EMAIL_BACKEND, settings.EMAIL_TIMEOUT)",
+        ],
+        env=env,
+        cwd=settings.BASE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert shown.stdout.split() == [backend, timeout]
