@@ -226,12 +226,22 @@ def _refuse_overlap(theater_id: ObjectId, start: datetime, end: datetime) -> Non
     A read, then the caller's insert: only within the theater's turn
     (``_theater_turn``), so no other scheduling of the hall comes between.
     """
-    clash = Session.coll().find_one(
-        {"theater_id": theater_id, "start": {"$lt": end}, "end": {"$gt": start}},
-        {"name": 1, "start": 1, "end": 1},
-    )
+    clash = _clash(theater_id, start, end)
     if clash is not None:
         raise PerformanceOverlaps(clash["name"], clash["start"], clash["end"])
+
+
+def _clash(
+    theater_id: ObjectId, start: datetime, end: datetime, besides: str | None = None
+) -> dict | None:
+    """A performance of this theater (other than ``besides``) that meets
+    [start, end), if any."""
+    other = {"_id": {"$ne": ObjectId(besides)}} if besides else {}
+    return Session.coll().find_one(
+        {"theater_id": theater_id, "start": {"$lt": end}, "end": {"$gt": start}}
+        | other,
+        {"name": 1, "start": 1, "end": 1},
+    )
 
 
 def session_create(
@@ -329,11 +339,9 @@ def session_schedule(
         raise TheaterNotFound()
     _check_performance(show, description, start, end, prices)
     wanted = (ObjectId(theater_id), show.strip(), start, end)
-    if key is not None and (made := _scheduled_by(key, wanted)):
-        return made
     with _theater_turn(ObjectId(theater_id)) as turn:
         if key is not None and (made := _scheduled_by(key, wanted)):
-            return made  # the same form, sent while this one waited its turn
+            return made  # the same form, sent again
         _refuse_overlap(ObjectId(theater_id), start, end)
         try:
             made = session_create(
@@ -361,17 +369,10 @@ def _withdraw_if_overlapping(
     """The turn's lease ran out before this scheduling gave it back (a
     stall longer than TURN_LEASE), so another may have read the calendar
     without this performance: look again. On a clash this one is taken
-    back, while nothing is held, sold or blocked in it (so at worst both
-    are refused, never both kept), and PerformanceOverlaps raised."""
-    clash = Session.coll().find_one(
-        {
-            "theater_id": theater_id,
-            "start": {"$lt": end},
-            "end": {"$gt": start},
-            "_id": {"$ne": ObjectId(session_id)},
-        },
-        {"name": 1, "start": 1, "end": 1},
-    )
+    back, if nothing is held, sold or blocked in it yet (at worst both are
+    refused), and PerformanceOverlaps raised; one already selling seats is
+    kept, beside the other, for staff to see on the calendar."""
+    clash = _clash(theater_id, start, end, besides=session_id)
     if clash is None:
         return
     untouched = {"_id": ObjectId(session_id), "held": 0, "sold": 0, "blocked": 0}
