@@ -31,6 +31,14 @@ from staff.services.actions import (
 )
 
 
+def _page_params(request) -> str:
+    """A list page's query without its position (``after``): the next
+    page's link adds the position it starts after."""
+    params = request.GET.copy()
+    params.pop("after", None)
+    return params.urlencode()
+
+
 def _context(request, **extra):
     user = request.user
     return {
@@ -85,13 +93,15 @@ def orders(request):
         )
     elif not form.is_bound:
         page = order_search()
-    params = request.GET.copy()
-    params.pop("after", None)
     return render(
         request,
         "staff/orders.html",
         _context(
-            request, form=form, page=page, params=params.urlencode(), section="orders"
+            request,
+            form=form,
+            page=page,
+            params=_page_params(request),
+            section="orders",
         ),
         status=200 if page is not None else 400,
     )

@@ -28,7 +28,7 @@ from staff.services.stock import (
     staff_set_store_stock,
     staff_set_threshold,
 )
-from staff.views import _context
+from staff.views import _context, _page_params
 
 STOCK = "manage_stock"
 
@@ -56,7 +56,8 @@ def stock(request):
             request,
             form=form,
             rows=page.rows if page else [],
-            next_query=_next_page(request, page),
+            next_after=page.next_after if page else None,
+            params=_page_params(request),
             store=store,
             section="stock",
         ),
@@ -71,15 +72,6 @@ LOW_SHOWN = 200
 def _lowest() -> dict:
     rows = stock_low(limit=LOW_SHOWN + 1)
     return {"rows": rows[:LOW_SHOWN], "more_low": len(rows) > LOW_SHOWN}
-
-
-def _next_page(request, page) -> str | None:
-    """The query string of the page after ``page``, None on the last."""
-    if page is None or page.next_after is None:
-        return None
-    query = request.GET.copy()
-    query["after"] = page.next_after
-    return query.urlencode()
 
 
 @require_GET
