@@ -34,6 +34,11 @@ REFUNDED = "refunded"
 ORDER_STATES = (PENDING_PAYMENT, PAID, ORDER_CANCELED, REFUNDING, REFUNDED)
 
 
+def order_state_label(state: str) -> str:
+    """An order's state in staff's words: "pending_payment" reads "pending payment"."""
+    return str(state).replace("_", " ")
+
+
 class CartLine(me.EmbeddedDocument):
     """A product line; its units are held on a stock location for the cart.
 

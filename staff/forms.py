@@ -6,7 +6,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 
 from booking.checks import MAX_SEATS_PER_REQUEST
 from booking.forms import SeatListField
-from shop.documents import ORDER_STATES
+from shop.documents import ORDER_STATES, order_state_label
 
 # The dates a staff filter or a performance may name: wide enough for any
 # shop's records, narrow enough that a day's bounds and the order search's
@@ -107,7 +107,7 @@ class OrderFilterForm(forms.Form):
     )
     state = forms.ChoiceField(
         required=False,
-        choices=[("", "Any state")] + [(s, s.replace("_", " ")) for s in ORDER_STATES],
+        choices=[("", "Any state")] + [(s, order_state_label(s)) for s in ORDER_STATES],
     )
     kind = forms.ChoiceField(
         required=False,

@@ -8,7 +8,7 @@ from django_q.models import Schedule
 from django_q.tasks import async_task
 
 from config.errors import DomainError
-from shop.documents import ACTIVE, PAID, REFUNDING
+from shop.documents import ACTIVE, PAID, REFUNDING, order_state_label
 from shop.errors import OrderNotFound
 from shop.services.expiry import cart_release
 from shop.services.orders import order_cancel
@@ -55,7 +55,7 @@ def staff_refund_order(*, user, number: str, reason: str, now=None):
     if found is None:
         raise OrderNotFound()
     if not refundable(found.state):
-        state = found.state.replace("_", " ")
+        state = order_state_label(found.state)
         raise StaffActionRefused(f"This order is {state}: there is nothing to refund.")
     with acting_as(actor_of(user), reason):
         audit_record(

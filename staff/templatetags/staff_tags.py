@@ -1,5 +1,7 @@
 from django import template
 
+from shop.documents import order_state_label
+
 register = template.Library()
 
 
@@ -23,10 +25,7 @@ def get(mapping, key):
         return ""
 
 
-@register.filter
-def state_label(state) -> str:
-    """An order's state in words: "pending_payment" reads "pending payment"."""
-    return str(state).replace("_", " ")
+register.filter("state_label", order_state_label)
 
 
 @register.filter

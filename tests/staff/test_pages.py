@@ -444,8 +444,15 @@ def test_recent_activity_is_the_newest_of_the_last_month_across_windows(mongo_db
     assert names(10) == ["10m", "2h", "3d", "20d"]
 
 
-def test_an_order_state_reads_as_words():
-    from staff.templatetags.staff_tags import state_label
+def test_an_order_state_reads_as_words_in_the_list_and_the_filter():
+    from django.template import Context, Template
 
-    assert state_label("pending_payment") == "pending payment"
-    assert state_label("paid") == "paid"
+    from shop.documents import order_state_label
+    from staff.forms import OrderFilterForm
+
+    assert order_state_label("pending_payment") == "pending payment"
+    assert order_state_label("paid") == "paid"
+    shown = Template("{% load staff_tags %}{{ s|state_label }}")
+    assert shown.render(Context({"s": "pending_payment"})) == "pending payment"
+    choices = dict(OrderFilterForm().fields["state"].choices)
+    assert choices["pending_payment"] == "pending payment"
