@@ -49,18 +49,23 @@ def _store_lines(store_id: str) -> dict[str, int]:
 
 
 def _skus(
-    q: str, store_lines: dict[str, int] | None, limit: int, after: str = ""
+    q: str,
+    items: list[str],
+    store_lines: dict[str, int] | None,
+    limit: int,
+    after: str = "",
 ) -> list[str]:
     """The SKUs a search names after ``after``, in SKU order (at most
-    ``limit``). Each source is read in SKU order from ``after`` on, so the
-    first ``limit`` of their union are the page's."""
+    ``limit``): SKUs that start with ``q``, and the SKUs of ``items``. Each
+    source is read in SKU order from ``after`` on, so the first ``limit`` of
+    their union are the page's."""
     variants = Variant.coll()
     if store_lines is not None:
         # A store's lines are known whole: the search narrows them.
         store_skus = sorted(sku for sku in store_lines if sku > after)
         if not q or not store_skus:
             return store_skus[:limit]
-        of_items = {"_id": {"$in": store_skus}, "item_id": {"$in": _items(q)}}
+        of_items = {"_id": {"$in": store_skus}, "item_id": {"$in": items}}
         found = {sku for sku in store_skus if sku.startswith(q)}
         found |= {v["_id"] for v in variants.find(of_items, {"_id": 1})}
         return sorted(found)[:limit]
@@ -71,7 +76,7 @@ def _skus(
     # A prefix as a range of the _id index (a regex is not index-served on
     # every server).
     prefix = {"_id": {"$gte": q, "$lt": q + "\uffff", **past.get("_id", {})}}
-    of_items = {"item_id": {"$in": _items(q)}, **past}
+    of_items = {"item_id": {"$in": items}, **past}
     found = set()
     for query in (prefix, of_items):
         cursor = variants.find(query, {"_id": 1}).sort("_id").limit(limit)
@@ -79,25 +84,22 @@ def _skus(
     return sorted(found)[:limit]
 
 
-def _items(q: str) -> list[str]:
-    """The items a search names: its text as an item id, and the items
-    whose title has its words."""
-    return list({q} | _titled(q))
-
-
-# Items a title search reads at most: their SKUs are then paged.
+# Items a title search reads at most: their SKUs are then paged. A search
+# that names more says so (``StockPage.titles_capped``): staff add a word.
 TITLED_MAX = 1_000
 
 
-def _titled(q: str) -> set[str]:
-    """Items whose title (or brand, category...) has the words of ``q``:
-    the summaries' keyword index, so every sellable item; never a scan."""
+def _titled(q: str) -> tuple[list[str], bool]:
+    """Items whose title (or brand, category...) has the words of ``q``, the
+    first ``TITLED_MAX`` by id, and whether there were more: the summaries'
+    keyword index, so every sellable item; never a scan."""
     words = keywords_of(q)
     if not words:
-        return set()
+        return [], False
     hits = Summary.coll().find({"keywords": {"$all": words}}, {"_id": 1})
     # Sorted, so every page of one search reads the same items.
-    return {doc["_id"] for doc in hits.sort("_id").limit(TITLED_MAX)}
+    found = [doc["_id"] for doc in hits.sort("_id").limit(TITLED_MAX + 1)]
+    return found[:TITLED_MAX], len(found) > TITLED_MAX
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,9 @@ class StockPage:
     rows: list[StockRow]
     # The SKU the next page starts after; None on the last page.
     next_after: str | None
+    # The title's words matched more than TITLED_MAX items: only the first
+    # TITLED_MAX (by item id) are listed.
+    titles_capped: bool = False
 
 
 def stock_report(
@@ -116,10 +121,13 @@ def stock_report(
     q = (q or "").strip()
     limit = limit or PAGE
     store_lines = _store_lines(store_id) if store_id else None
-    skus = _skus(q, store_lines, limit + 1, after)
+    titled, capped = _titled(q) if q else ([], False)
+    # The search's text may itself be an item id.
+    items = list({q, *titled})
+    skus = _skus(q, items, store_lines, limit + 1, after)
     more = len(skus) > limit
     skus = skus[:limit]
-    return StockPage(_rows(skus, store_lines), skus[-1] if more else None)
+    return StockPage(_rows(skus, store_lines), skus[-1] if more else None, capped)
 
 
 def stock_row(*, sku: str) -> StockRow | None:

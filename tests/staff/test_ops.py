@@ -395,6 +395,27 @@ def test_the_stock_list_says_when_there_is_more_and_shows_bad_filters(
     assert 'id="more-low"' in low
 
 
+def test_a_title_search_naming_too_many_products_says_so(
+    manager, mongo_db, monkeypatch
+):
+    """A title search reads at most TITLED_MAX items; past that the page says
+    it is cut short, and the products it lists are the first by item id."""
+    from catalog.selectors import stock_report
+
+    for n in range(3):
+        make_product(sku=f"TEE-{n}", title="Cotton tee", stock=1)
+        summary_rebuild(item_id=f"item-TEE-{n}")
+    monkeypatch.setattr(stock_report, "TITLED_MAX", 2)
+
+    cut = manager.get(reverse("staff:stock"), {"q": "cotton"}).content.decode()
+    assert re.findall(r">(TEE-\d)</a>", cut) == ["TEE-0", "TEE-1"]
+    assert 'id="titles-capped"' in cut and "more than 2 products" in cut
+
+    whole = manager.get(reverse("staff:stock"), {"q": "TEE-2"}).content.decode()
+    assert re.findall(r">(TEE-\d)</a>", whole) == ["TEE-2"]
+    assert 'id="titles-capped"' not in whole
+
+
 def test_an_unknown_sku_is_not_received_and_has_no_page(manager, mongo_db):
     response = manager.post(
         reverse("staff:stock_receive", args=["NO-SUCH"]),
