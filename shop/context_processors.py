@@ -2,7 +2,7 @@
 
 from functools import cache
 
-from shop.identity import owner_of
+from shop.identity import owner_of, owns_nothing_yet
 from shop.selectors.carts import cart_units
 
 
@@ -15,9 +15,11 @@ def cart(request) -> dict:
     # Counted only if a template shows it and the view did not pass it
     # (views that hold the cart already do): the template engine calls a
     # callable; cached, so the badge's three uses make one query. No owner
-    # yet (a first visit): no cart, and no query.
+    # yet (a first visit), or a token this page made: no cart, no query.
     @cache
     def units() -> int:
+        if owns_nothing_yet(request):
+            return 0
         return cart_units(owner=owner_of(request))
 
     return {"cart_units": units}

@@ -9,15 +9,19 @@ from django import template
 
 from activity import kinds
 from activity.selectors import bought_together, recently_viewed
-from shop.identity import owner_of
+from shop.identity import owner_of, owns_nothing_yet
 
 register = template.Library()
 
 
 @register.inclusion_tag("activity/_recently_viewed.html", takes_context=True)
 def recently_viewed_items(context, exclude: str = ""):
-    """The current shopper's recently viewed items (not ``exclude``)."""
-    user = kinds.shopper(owner_of(context["request"]))
+    """The current shopper's recently viewed items (not ``exclude``); none
+    for a shopper this page has just given a token (no query)."""
+    request = context["request"]
+    if owns_nothing_yet(request):
+        return {"offers": [], "request": request}
+    user = kinds.shopper(owner_of(request))
     found = recently_viewed(user=user, exclude={exclude} if exclude else set())
     return {"offers": found, "request": context["request"]}
 

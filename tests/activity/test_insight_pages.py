@@ -7,8 +7,9 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
+from pymongo import monitoring
 
-from activity import kinds
+from activity import kinds, periods
 from activity.selectors import funnel, recently_viewed_ids
 from activity.services.insight import item_days_count
 from activity.services.partitions import activity_write
@@ -44,6 +45,43 @@ def test_recently_viewed_lists_the_shoppers_items_last_first(client, catalog):
 
 def test_a_new_shopper_sees_no_recently_viewed(client, catalog):
     assert "Recently viewed" not in client.get("/").content.decode()
+
+
+class Reads(monitoring.CommandListener):
+    """The collections the code under test reads (finds and aggregates)."""
+
+    def __init__(self):
+        self.collections: list[str] = []
+
+    def started(self, event):
+        if event.command_name in ("find", "aggregate"):
+            self.collections.append(event.command[event.command_name])
+
+    def succeeded(self, event):
+        pass
+
+    def failed(self, event):
+        pass
+
+
+def test_a_first_product_page_looks_up_no_cart_and_no_past_views(
+    client, catalog, listen
+):
+    """The page gives a new visitor a token (its view is logged): nothing can
+    be filed under it yet, so neither the cart badge nor "Recently viewed"
+    asks. The visitor's next page asks for both and shows them."""
+    reads = listen(Reads()).collections
+
+    first = client.get("/p/1/")
+
+    assert first.status_code == 200 and first.wsgi_request.session.session_key
+    assert "carts" not in reads
+    assert not [name for name in reads if periods.parse(name)]
+    flush()
+    reads.clear()
+    second = client.get("/p/2/").content.decode()
+    assert "carts" in reads and [name for name in reads if periods.parse(name)]
+    assert 'data-item="1"' in section(second, "Recently viewed")
 
 
 def test_recently_viewed_is_bounded_in_time_and_count(mongo_db):
