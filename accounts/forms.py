@@ -83,7 +83,8 @@ class EmailLoginForm(AuthenticationForm):
 class QueuedPasswordResetForm(PasswordResetForm):
     """Django's reset form (which accounts get a link: active, with a usable
     password); the email goes through the mail queue, and the task makes
-    its link (accounts.mail.account_email): the queue never holds one."""
+    its link (accounts.mail.account_email): the queue never holds one, and
+    the link starts with SITE_URL, not with the request's Host header."""
 
     def send_mail(
         self,
@@ -97,5 +98,4 @@ class QueuedPasswordResetForm(PasswordResetForm):
         user_id = context["user"].pk
         if not account_email_allowed("reset", user_id):
             return  # the page says the same: a link was sent if the account exists
-        site = {key: context[key] for key in ("domain", "site_name", "protocol")}
-        queue("send_account_email", "reset", user_id, site)
+        queue("send_account_email", "reset", user_id)

@@ -69,11 +69,14 @@ def order_email(order, kind: str) -> EmailMultiAlternatives:
     return message
 
 
-def account_email(kind: str, user_id: int, site: dict) -> EmailMessage | None:
+def account_email(kind: str, user_id: int) -> EmailMessage | None:
     """The account's ``kind`` email ("reset" or "claim") with a link made
     now; None when the account is gone or may not have one (inactive, or
     no usable password for a reset, as Django's reset form decides).
-    ``site``: the request's ``domain``, ``site_name`` and ``protocol``."""
+
+    Both links start with ``SITE_URL``, never with the address the request
+    came to: a Host header is the sender's to choose, and a reset link
+    pointing at another site would hand that site the account's token."""
     user = get_user_model().objects.filter(pk=user_id, is_active=True).first()
     if user is None:
         return None
@@ -81,13 +84,9 @@ def account_email(kind: str, user_id: int, site: dict) -> EmailMessage | None:
     if kind == "reset":
         if not user.has_usable_password():
             return None
-        context = {
-            **site,
-            "email": user.email,
-            "uid": uid,
-            "user": user,
-            "token": default_token_generator.make_token(user),
-        }
+        token = default_token_generator.make_token(user)
+        path = reverse("password_reset_confirm", args=[uid, token])
+        context = {"email": user.email, "link": settings.SITE_URL + path}
         subject = render_to_string("registration/password_reset_subject.txt", context)
         body = render_to_string("registration/password_reset_email.html", context)
         return EmailMessage(" ".join(subject.splitlines()), body, to=[user.email])

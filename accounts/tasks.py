@@ -140,15 +140,15 @@ def send_order_emails(order_ids: list[str], kind: str) -> str:
     return ", ".join(outcomes)
 
 
-def send_account_email(kind: str, user_id: int, site: dict, attempt: int = 1) -> str:
+def send_account_email(kind: str, user_id: int, attempt: int = 1) -> str:
     """Send the account's ``kind`` email ("reset", "claim"), its link made
     here (accounts.mail.account_email); "sent", "retrying", "failed" or
     "nothing to send" (the account is gone or may have no such link)."""
     try:
-        message = account_email(kind, user_id, site)
+        message = account_email(kind, user_id)
         if message is None:
             return "nothing to send"
         message.send()
     except Exception as exc:
-        return _retry("send_account_email", (kind, user_id, site), attempt, exc)
+        return _retry("send_account_email", (kind, user_id), attempt, exc)
     return "sent"

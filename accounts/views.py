@@ -69,7 +69,7 @@ def claim_request(request):
             " or ask again later.",
         )
         return redirect("accounts:home")
-    queue("send_account_email", "claim", user.pk, {})
+    queue("send_account_email", "claim", user.pk)
     messages.success(
         request, f"We sent a link to {user.email}: open it to attach your orders."
     )

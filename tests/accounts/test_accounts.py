@@ -240,15 +240,7 @@ def test_a_reset_link_is_never_in_the_queue_the_log_or_a_retry(
     settings.EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
     from accounts.tasks import send_account_email
 
-    assert (
-        send_account_email(
-            "reset",
-            ada.pk,
-            {"domain": "testserver", "site_name": "Marquee", "protocol": "http"},
-            2,
-        )
-        == "sent"
-    )
+    assert send_account_email("reset", ada.pk, 2) == "sent"
     (message,) = sent(mail_dir)
     link = re.search(
         r"http://testserver(/accounts/password/reset/\S+/)", message.get_content()
@@ -262,6 +254,29 @@ def test_a_reset_for_an_unknown_email_sends_nothing_and_says_the_same(client, ma
 
     assert response.status_code == 302
     assert sent(mail_dir) == []
+
+
+def test_a_reset_link_goes_to_the_site_whatever_host_the_request_named(
+    client, ada, mail_dir, settings
+):
+    """A reset asked for through another Host (a permissive ALLOWED_HOSTS,
+    a proxy passing the client's Host on) still mails a link to SITE_URL:
+    a link to the sender's host would give them the account's token."""
+    settings.ALLOWED_HOSTS = ["*"]
+    settings.SITE_URL = "https://tickets.example.com"
+
+    client.post(
+        "/accounts/password/reset/",
+        {"email": "ada@example.com"},
+        HTTP_HOST="evil.example",
+    )
+
+    (message,) = sent(mail_dir)
+    body = message.get_content()
+    assert "evil.example" not in body
+    assert re.search(
+        r"https://tickets\.example\.com/accounts/password/reset/\S+/", body
+    )
 
 
 def test_my_orders_needs_an_account(client):
