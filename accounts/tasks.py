@@ -140,10 +140,16 @@ def send_order_emails(order_ids: list[str], kind: str) -> str:
     return ", ".join(outcomes)
 
 
-def send_account_email(kind: str, user_id: int, attempt: int = 1) -> str:
+def send_account_email(kind: str, user_id: int, *rest) -> str:
     """Send the account's ``kind`` email ("reset", "claim"), its link made
     here (accounts.mail.account_email); "sent", "retrying", "failed" or
-    "nothing to send" (the account is gone or may have no such link)."""
+    "nothing to send" (the account is gone or may have no such link).
+
+    ``rest``: the attempt's number (1 when absent). A task queued by an
+    earlier version also carries the request's site (a dict) before it: it
+    is ignored, the link starts with SITE_URL, and the email still goes."""
+    numbers = [value for value in rest if isinstance(value, int)]
+    attempt = numbers[-1] if numbers else 1
     try:
         message = account_email(kind, user_id)
         if message is None:
