@@ -5,6 +5,7 @@ from datetime import timedelta
 
 import pytest
 from bson import ObjectId
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
@@ -301,6 +302,29 @@ def test_createstaff_makes_an_account_in_a_role(db, capsys):
         call_command("createstaff", email="x@example.com", role="janitor")
     with pytest.raises(CommandError, match="not an email"):
         call_command("createstaff", email="nobody", role="administrator")
+
+
+@pytest.mark.parametrize(
+    "weak, says",
+    [
+        ("short1", "too short"),
+        ("password123", "too common"),
+        ("12345678901", "numeric"),
+    ],
+)
+def test_createstaff_refuses_a_password_a_signup_would_refuse(db, weak, says):
+    with pytest.raises(CommandError, match=says):
+        call_command(
+            "createstaff", email="weak@example.com", role="box-office", password=weak
+        )
+    assert not get_user_model().objects.filter(username="weak@example.com").exists()
+    call_command(
+        "createstaff",
+        email="weak@example.com",
+        role="box-office",
+        password="a-long-staff-password",
+    )
+    assert Client().login(username="weak@example.com", password="a-long-staff-password")
 
 
 def test_the_demo_creates_one_staff_account_and_prints_it_once(db):

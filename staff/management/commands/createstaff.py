@@ -1,5 +1,8 @@
 import secrets
 
+from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from staff.roles import ROLE_SLUGS, ROLE_SUMMARIES, create_staff, role_named
@@ -27,6 +30,14 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         generated = password is None
+        if not generated:
+            # The rules a signup's password meets (AUTH_PASSWORD_VALIDATORS):
+            # a staff account can refund orders and sell seats.
+            as_user = get_user_model()(username=email, email=email)
+            try:
+                validate_password(password, user=as_user)
+            except ValidationError as exc:
+                raise CommandError(" ".join(exc.messages)) from None
         password = password or secrets.token_urlsafe(12)
         user = create_staff(email=email, role=name, password=password)
         self.stdout.write(f"staff account {user.username} ({name})")
