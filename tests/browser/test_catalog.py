@@ -99,6 +99,26 @@ def test_shopper_filters_goes_back_opens_an_item_and_switches_variant(
     screenshot(page, "4-other-variant")
 
 
+def test_pages_are_not_kept_in_local_storage_and_back_asks_the_server(catalog, page):
+    """htmx would keep a copy of each page it pushes in localStorage, where
+    it outlives a logout on a shared computer; Back must still work."""
+    page.goto("/c/Shoes/")
+    page.check('input[name="brand"][value="Aurelia"]')
+    page.wait_for_url("**/c/Shoes/?brand=Aurelia")
+    expect(page.locator(".card")).to_have_count(2)
+
+    with page.expect_request(
+        lambda r: r.headers.get("hx-history-restore-request") == "true"
+    ):
+        page.go_back()
+
+    page.wait_for_url("**/c/Shoes/")
+    expect(page.locator(".card")).to_have_count(5)
+    expect(page.locator(".site-header")).to_have_count(1)
+    kept = page.evaluate("() => Object.keys(window.localStorage)")
+    assert not [key for key in kept if key.startswith("htmx")], kept
+
+
 @pytest.mark.parametrize("width", [1280, 390])
 def test_a_filter_ticked_by_keyboard_keeps_its_focus_and_the_count_is_said(
     catalog, page, width
