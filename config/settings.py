@@ -127,6 +127,9 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_SECURE = _env_bool("MARQUEE_SECURE_COOKIES")
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# A shopper's session lasts Django's two weeks; a staff login a working day
+# (staff/apps.py): a staff account refunds and sells, often at a shared till.
+STAFF_SESSION_HOURS = int(os.environ.get("MARQUEE_STAFF_SESSION_HOURS", "12"))
 MESSAGE_STORAGE = "django.contrib.messages.storage.cookie.CookieStorage"
 
 LOGIN_URL = "/accounts/login/"

@@ -36,6 +36,20 @@ class StaffConfig(AppConfig):
         settle.keep_context(
             "actor", save=current_actor, restore=lambda kept: set_actor(*kept)
         )
+        # A staff login lasts a working day, not a shopper's two weeks.
+        from django.contrib.auth.signals import user_logged_in
+
+        user_logged_in.connect(_staff_session_age, dispatch_uid="staff.session_age")
+
+
+def _staff_session_age(sender, request=None, user=None, **kwargs):
+    """A staff account can refund and sell: its session ends after
+    STAFF_SESSION_HOURS (a box-office terminal is often shared), where a
+    shopper's lasts SESSION_COOKIE_AGE."""
+    from django.conf import settings
+
+    if request is not None and getattr(user, "is_staff", False):
+        request.session.set_expiry(settings.STAFF_SESSION_HOURS * 3600)
 
 
 def _roles_after_migrate(sender, using="default", **kwargs):

@@ -116,3 +116,21 @@ def test_after_logout_the_old_cookie_shows_nothing_private(client, ada, mongo_db
     home = thief.get("/").content.decode()
     assert ada.email not in home and order["number"] not in home
     assert not SessionStore().exists(copied)
+
+
+def test_a_staff_login_lasts_a_working_day_a_shoppers_two_weeks(client, ada, settings):
+    from staff.roles import BOX_OFFICE, create_staff
+
+    settings.STAFF_SESSION_HOURS = 12
+    create_staff(email="clerk@example.com", role=BOX_OFFICE, password=PASSWORD)
+    clerk = Client()
+
+    clerk.post(
+        "/accounts/login/", {"username": "clerk@example.com", "password": PASSWORD}
+    )
+    client.post("/accounts/login/", {"username": ada.email, "password": PASSWORD})
+
+    assert clerk.cookies[COOKIE]["max-age"] == 12 * 3600
+    assert client.cookies[COOKIE]["max-age"] == settings.SESSION_COOKIE_AGE
+    staff_session = SessionStore(session_key=clerk.cookies[COOKIE].value)
+    assert staff_session.get_expiry_age() == 12 * 3600
