@@ -40,6 +40,30 @@ def small_layout() -> list[list[SeatSpec | None]]:
 SMALL_SEATS = 17
 
 
+def wide_layout(rows: int = 6) -> list[list[SeatSpec | None]]:
+    """A hall as wide as the demo's largest: 30 seats a row, aisles after
+    seats 8 and 22 (32 cells), Circle behind the Stalls; restricted view at
+    the front row's ends, wheelchair spaces and companions at the back."""
+    layout = []
+    for r in range(rows):
+        label, last = chr(ord("A") + r), r == rows - 1
+        cells: list[SeatSpec | None] = []
+        for number in range(1, 31):
+            flags = []
+            if r == 0 and (number <= 3 or number >= 28):
+                flags.append("restricted")
+            if last and number in (1, 30):
+                flags.append("wheelchair")
+            if last and number in (2, 29):
+                flags.append("companion")
+            zone = "stalls" if r < rows // 2 else "circle"
+            cells.append(seat(label, number, zone, *flags))
+            if number in (8, 22):
+                cells.append(None)
+        layout.append(cells)
+    return layout
+
+
 def make_theater(name: str = "Test Hall", layout=None, zones=None) -> str:
     return services.theater_create(
         name=name, zones=zones or ZONES, layout=layout or small_layout()

@@ -1,6 +1,7 @@
 """Every kind of page, the shopper's and the staff's, checked by axe-core (the
 copy the axe-playwright-python package carries) in Chromium, with real data
-on it: no violation of WCAG 2.1 level A or AA. The shopper's pages are
+on it: no violation of WCAG 2.2 level A or AA (axe's 2.2 rule is target
+size, 2.5.8, off unless its tag is asked for). The shopper's pages are
 checked at a desktop's width and at a phone's.
 
 axe finds what a machine can (names, labels, contrast, structure, ARIA);
@@ -11,9 +12,10 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
 
+from booking import services
 from catalog.services.summaries import summary_rebuild
 from staff.roles import ADMINISTRATOR, create_staff
-from tests.booking.factories import small_layout
+from tests.booking.factories import small_layout, wide_layout
 from tests.browser.test_cart_checkout import fill_checkout
 from tests.shop.factories import GOOD_CARD, make_product, make_show
 from tests.staff.conftest import pay
@@ -21,15 +23,26 @@ from tests.staff.conftest import pay
 pytestmark = pytest.mark.browser
 
 WCAG_A_AA = {
-    "runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}
+    "runOnly": {
+        "type": "tag",
+        "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"],
+    }
 }
 PHONE = {"width": 375, "height": 740}
 STAFF_EMAIL, STAFF_PASSWORD = "admin@example.com", "admin-pw-123"
 
 
 def violations(page) -> list[str]:
-    """axe's violations on the page as it is now, one readable line each."""
-    found = Axe().run(page, options=WCAG_A_AA).response["violations"]
+    """axe's violations on the page as it is now, one readable line each.
+
+    axe is not sure a control out of the tab order (tabindex -1) is a
+    target, so a small one is "incomplete", not a violation. Every such
+    control here is one a pointer hits (the seat map's seats, all but the
+    one tab stop of its roving tabindex), so those doubts count too."""
+    response = Axe().run(page, options=WCAG_A_AA).response
+    found = response["violations"] + [
+        doubt for doubt in response["incomplete"] if doubt["id"] == "target-size"
+    ]
     return [
         f"{v['id']} ({v['impact']}): {v['help']}; "
         + ", ".join(str(node["target"]) for node in v["nodes"][:5])
@@ -43,12 +56,15 @@ def test_axe_reports_what_is_planted_in_a_page(page):
     page.evaluate(
         """() => document.querySelector('main').insertAdjacentHTML('beforeend',
         '<img src="x.png"><input type="text">'
-        + '<p style="color:#777;background:#888">faint</p>')"""
+        + '<p style="color:#777;background:#888">faint</p>'
+        + '<p><button aria-label="a" style="width:10px;height:10px;padding:0">'
+        + '</button><button aria-label="b" style="width:10px;height:10px;padding:0">'
+        + '</button></p>')"""
     )
 
     found = {line.split(" ")[0] for line in violations(page)}
 
-    assert found == {"image-alt", "label", "color-contrast"}
+    assert found == {"image-alt", "label", "color-contrast", "target-size"}
 
 
 def test_every_kind_of_page_has_no_wcag_a_or_aa_violation(new_page):
@@ -58,6 +74,10 @@ def test_every_kind_of_page_has_no_wcag_a_or_aa_violation(new_page):
     hall = small_layout()
     show = make_show(layout=[*hall[:2], [None] * 4, hall[2]])
     paid = pay("anon:ann", sku=sku, session=show, seats=[(0, 0)])
+    # A hall 30 seats wide, as the demo's largest: on a phone its seats are
+    # as small as they get. Flagged seats among them, one taken.
+    big_hall = make_show(hall="Wide Hall", layout=wide_layout())
+    services.seats_hold(session_id=big_hall, cart_id="someone", seats=[(0, 1)])
     create_staff(email=STAFF_EMAIL, role=ADMINISTRATOR, password=STAFF_PASSWORD)
     found: dict[str, list[str]] = {}
 
@@ -68,6 +88,7 @@ def test_every_kind_of_page_has_no_wcag_a_or_aa_violation(new_page):
 
     shopper = new_page()
     browsing = ["/", "/c/Shoes/", f"/p/item-{sku}/", f"/sessions/{show}/", "/stores/"]
+    browsing += [f"/sessions/{big_hall}/"]
     browsing += ["/accounts/login/", "/accounts/signup/"]
     for url in browsing:
         check(shopper, url)
@@ -114,6 +135,7 @@ def test_every_kind_of_page_has_no_wcag_a_or_aa_violation(new_page):
         "/staff/box-office/",
         "/staff/box-office/schedule",
         f"/staff/box-office/{show}/",
+        f"/staff/box-office/{big_hall}/",
         f"/staff/box-office/{show}/check-in",
         "/staff/stock/",
         "/staff/stock/low",
@@ -125,6 +147,7 @@ def test_every_kind_of_page_has_no_wcag_a_or_aa_violation(new_page):
     staff.set_viewport_size(PHONE)
     for url in [
         f"/staff/box-office/{show}/check-in",
+        f"/staff/box-office/{big_hall}/",
         "/staff/",
         f"/staff/orders/{paid.number}/",
         f"/staff/stock/{sku}/",
@@ -133,5 +156,5 @@ def test_every_kind_of_page_has_no_wcag_a_or_aa_violation(new_page):
         wide = staff.evaluate("document.documentElement.scrollWidth")
         assert wide <= PHONE["width"], (url, wide)
 
-    assert len(found) == 37
+    assert len(found) == 41
     assert {page: lines for page, lines in found.items() if lines} == {}
