@@ -118,3 +118,53 @@ def test_the_demo_halls_draw_their_shapes(page, screenshot):
             assert seats == expected_seats
         assert seats > 90 and (gaps > 0) == (theater != "Studio 3")
         screenshot(page, theater.lower().replace(" ", "-"))
+
+
+# Where a seat's badges (the ✓ of a seat held by you, a flag's ♿, C or R:
+# its ::before and ::after) are drawn, in the page's coordinates, from
+# their used offsets in the seat's padding box.
+BADGES = """(seat) => {
+  const box = seat.getBoundingClientRect();
+  const found = {};
+  for (const which of ['::before', '::after']) {
+    const s = getComputedStyle(seat, which);
+    if (s.content === 'none' || s.display === 'none') continue;
+    const edges = (a, b) => s.boxSizing === 'border-box' ? 0
+      : ['border' + a + 'Width', 'border' + b + 'Width', 'padding' + a, 'padding' + b]
+          .reduce((sum, name) => sum + parseFloat(s[name]), 0);
+    found[which] = {
+      x: box.left + seat.clientLeft + parseFloat(s.left),
+      y: box.top + seat.clientTop + parseFloat(s.top),
+      width: parseFloat(s.width) + edges('Left', 'Right'),
+      height: parseFloat(s.height) + edges('Top', 'Bottom'),
+    };
+  }
+  return found;
+}"""
+
+
+def test_a_seats_badges_overhang_it_but_take_no_clicks(page):
+    """A held seat's ✓ and a flag's badge sit on the seat's corners and
+    stick out past its edges: a pointer there hits what is under them (the
+    next seat, or the aisle), not the seat they belong to, so each seat's
+    target is its own box (WCAG 2.5.8)."""
+    session_id = make_session(make_theater())
+    page.goto(f"/sessions/{session_id}/")
+    mine = page.locator("#seat-2-7")  # C8, restricted view
+    mine.click()
+    expect(page.locator("#seat-2-7.seat-mine:not(.seat-pending)")).to_have_count(1)
+
+    seat = mine.bounding_box()
+    badges = mine.evaluate(BADGES)
+    assert set(badges) == {"::before", "::after"}  # the ✓ and the R
+    # A point of each round badge past the seat's edge: above the ✓ (top
+    # right), below the R (bottom left).
+    for which, outward in (("::before", -1), ("::after", 1)):
+        badge = badges[which]
+        x = badge["x"] + badge["width"] / 2
+        y = badge["y"] + badge["height"] / 2 + outward * 0.35 * badge["height"]
+        assert not (seat["y"] <= y <= seat["y"] + seat["height"]), (which, y, seat)
+        hit = page.evaluate(
+            "([x, y]) => document.elementFromPoint(x, y).id || 'not a seat'", [x, y]
+        )
+        assert hit != "seat-2-7", which
