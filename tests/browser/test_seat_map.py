@@ -4,9 +4,11 @@ import pytest
 from playwright.sync_api import expect
 
 from booking import services
-from tests.booking.factories import make_session, make_theater
+from tests.booking.factories import make_session, make_theater, wide_layout
 
 pytestmark = pytest.mark.browser
+
+PHONE = {"width": 375, "height": 740}
 
 
 def focused(page) -> dict:
@@ -168,3 +170,99 @@ def test_a_seats_badges_overhang_it_but_take_no_clicks(page):
             "([x, y]) => document.elementFromPoint(x, y).id || 'not a seat'", [x, y]
         )
         assert hit != "seat-2-7", which
+
+
+def overlap(a: dict, b: dict) -> bool:
+    return (
+        a["x"] < b["x"] + b["width"]
+        and b["x"] < a["x"] + a["width"]
+        and a["y"] < b["y"] + b["height"]
+        and b["y"] < a["y"] + a["height"]
+    )
+
+
+# Each seat's box, the box of its number (the text's own), and its badges.
+SEATS = (
+    """(seats) => seats.map((seat) => {
+  const box = seat.getBoundingClientRect();
+  const words = document.createRange();
+  words.selectNodeContents(seat);
+  const text = words.getBoundingClientRect();
+  return {id: seat.id, width: box.width, height: box.height,
+          text: {x: text.left, y: text.top, width: text.width, height: text.height},
+          badges: ("""
+    + BADGES
+    + """)(seat)};
+})"""
+)
+
+
+def test_on_a_phone_the_seats_badges_leave_every_number_clear(page):
+    """A hall 30 seats wide on a phone: its seats are as small as they get,
+    no smaller than 24 px (WCAG 2.5.8's target, met by size), and no badge
+    (the ✓ of a seat held by you, a flag's ♿, C or R) covers the number
+    of its seat or of any other, nor another seat's badge."""
+    session_id = make_session(make_theater("Wide Hall", layout=wide_layout()))
+    page.set_viewport_size(PHONE)
+    page.goto(f"/sessions/{session_id}/")
+    # Held by you: a seat with a flag (A1, restricted view), one without
+    # below it and A2's flag (B1), the wheelchair space and companion at the
+    # back.
+    for key in ("0-0", "1-0", "5-0", "5-1"):
+        page.locator(f"#seat-{key}").click()
+        held = page.locator(f"#seat-{key}.seat-mine:not(.seat-pending)")
+        expect(held).to_have_count(1)
+
+    seats = page.locator("#seat-map button.seat").evaluate_all(SEATS)
+    assert len(seats) == 180
+    assert {(s["width"], s["height"]) for s in seats} == {(24, 24)}
+    badges = [(s["id"], b) for s in seats for b in s["badges"].values()]
+    assert len(badges) == 4 + 6 + 4  # 4 ✓, 6 R, 2 ♿ and 2 C
+    covered = [
+        (owner, seat["id"])
+        for owner, badge in badges
+        for seat in seats
+        if overlap(badge, seat["text"])
+    ]
+    assert covered == []
+    crowded = [
+        (one, other)
+        for i, (one, badge) in enumerate(badges)
+        for other, next_badge in badges[i + 1 :]
+        if overlap(badge, next_badge)
+    ]
+    assert crowded == []
+
+
+def test_the_key_draws_the_badges_as_the_map_does(page):
+    """The key's "Held by you" shows the ✓ a held seat has, and each flag's
+    sample is the badge the seats carry: same disc, letter and colours."""
+    session_id = make_session(make_theater("Wide Hall", layout=wide_layout()))
+    page.set_viewport_size(PHONE)
+    page.goto(f"/sessions/{session_id}/")
+    page.locator("#seat-0-4").click()
+    expect(page.locator("#seat-0-4.seat-mine:not(.seat-pending)")).to_have_count(1)
+
+    def look(selector: str, which: str) -> dict:
+        return page.locator(selector).first.evaluate(
+            """(element, which) => {
+                const s = getComputedStyle(element, which);
+                const keys = ['content', 'display', 'width', 'height', 'fontSize',
+                  'borderRadius', 'backgroundColor', 'color', 'borderTopWidth',
+                  'borderTopColor', 'borderTopStyle'];
+                return Object.fromEntries(keys.map((key) => [key, s[key]]));
+            }""",
+            which,
+        )
+
+    key = "#seat-map .legend-states .seat-sample"
+    samples = [
+        (f"{key}.seat-mine", "#seat-map .seat-grid .seat-mine", "::before"),
+        (f"{key}.seat-wheelchair", "#seat-map .seat-grid .seat-wheelchair", "::after"),
+        (f"{key}.seat-companion", "#seat-map .seat-grid .seat-companion", "::after"),
+        (f"{key}.seat-restricted", "#seat-map .seat-grid .seat-restricted", "::after"),
+    ]
+    for sample, seat, which in samples:
+        drawn = look(seat, which)
+        assert drawn["content"] != "none", seat
+        assert look(sample, which) == drawn, sample
