@@ -10,7 +10,7 @@
 // announced. A message the page came with (a form posted without htmx,
 // then its redirect) is read too, once the page has loaded. The page keeps
 // room below its last line for the message on screen (--toast-space), so a
-// message that stays never covers it.
+// message that stays never covers it, nor the control that has focus.
 (function () {
   "use strict";
 
@@ -96,11 +96,13 @@
   }
 
   // Room below the page's last line for the message on screen: its height
-  // and the gap under it (none when no message shows).
+  // and the gap under it (none when no message shows). Set on the root: the
+  // body's padding and the window's scroll padding (the stylesheet) both
+  // read it.
   function reserveSpace() {
     var shown = document.querySelector("#toasts > .toast:last-child");
     var space = shown ? window.innerHeight - shown.getBoundingClientRect().top : 0;
-    document.body.style.setProperty("--toast-space", Math.ceil(space) + "px");
+    document.documentElement.style.setProperty("--toast-space", Math.ceil(space) + "px");
   }
 
   function keepNewest(box) {

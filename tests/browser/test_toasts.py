@@ -173,3 +173,59 @@ def test_a_message_the_page_came_with_is_read_once_it_has_loaded(page):
     expect(page.locator("#toast-announcer")).to_have_text(welcome)
     expect(page.locator("#toast-alarm")).to_have_text("")
     expect(page.locator("#toast-announcer")).to_have_count(1)
+
+
+# Whether the focused control is hidden by the message on screen, anywhere:
+# points across it that lie in the window, and what each one hits (the
+# message's own Dismiss button is in it, not under it).
+UNDER_THE_MESSAGE = """() => {
+  const focused = document.activeElement;
+  const message = document.querySelector('#toasts .toast');
+  const box = focused.getBoundingClientRect();
+  let points = 0, covered = 0;
+  for (let i = 1; i < 6; i++) for (let j = 1; j < 6; j++) {
+    const x = box.left + box.width * i / 6, y = box.top + box.height * j / 6;
+    if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) continue;
+    points++;
+    const hit = document.elementFromPoint(x, y);
+    if (message && message.contains(hit) && !focused.contains(hit)) covered++;
+  }
+  return {id: focused.id || focused.textContent.trim().slice(0, 30), points, covered};
+}"""
+
+
+def test_a_message_that_stays_never_hides_the_control_in_focus_on_a_phone(page):
+    """WCAG 2.4.11: a refusal stays at the bottom of the screen until it is
+    dismissed; moving through a long page meanwhile, by the seat map's
+    arrow keys or by Tab, the control that takes focus is never under it."""
+    from booking import services
+    from tests.booking.factories import make_session, make_theater, wide_layout
+
+    session_id = make_session(make_theater("Wide Hall", layout=wide_layout(rows=20)))
+    page.set_viewport_size({"width": 375, "height": 667})
+    page.goto(f"/sessions/{session_id}/")
+    services.seats_hold(session_id=session_id, cart_id="quicker", seats=[(19, 6)])
+    page.locator("#seat-19-6").click()
+    refused = page.locator("#toasts .toast-error")
+    expect(refused).to_contain_text("just taken")
+    # The room kept is the message's own (measured) and a little more.
+    padding = page.evaluate(
+        "getComputedStyle(document.documentElement).scrollPaddingBottom"
+    )
+    room = 667 - refused.bounding_box()["y"]
+    assert abs(float(padding.removesuffix("px")) - (room + 8)) <= 1, (padding, room)
+
+    seen = []
+    page.locator("#seat-0-0").focus()
+    page.evaluate("window.scrollTo(0, 0)")
+    for key in ["ArrowDown"] * 19 + ["ArrowRight"] * 8 + ["ArrowUp"] * 19:
+        page.keyboard.press(key)
+        seen.append(page.evaluate(UNDER_THE_MESSAGE))
+    page.locator(".skip-link").focus()
+    page.evaluate("window.scrollTo(0, 0)")
+    for _ in range(20):
+        page.keyboard.press("Tab")
+        seen.append(page.evaluate(UNDER_THE_MESSAGE))
+
+    assert all(stop["points"] for stop in seen)  # each one in the window
+    assert [stop for stop in seen if stop["covered"]] == []
