@@ -88,3 +88,59 @@ def test_sign_up_buy_log_out_log_in_and_download_the_tickets(
     assert "Hamlet" in PdfReader(path).pages[0].extract_text()
     assert any(p.read_bytes().count(code.encode()) for p in mail_to_files.iterdir())
     assert violations == []
+
+
+# Each field a person types into in the page's main form: its name and its
+# autocomplete token.
+FIELDS = """() => [...document.querySelectorAll(
+    'main form input:not([type=hidden]), main form select, main form textarea')]
+  .map((field) => [field.name, field.getAttribute('autocomplete')])"""
+
+
+def test_logging_in_asks_no_puzzle_and_takes_pasted_passwords(page):
+    """WCAG 3.3.8: signing up, logging in and changing the password ask for
+    the email and passwords only (no puzzle, no code to copy), a password
+    can be pasted in every field that asks for one, and each field says
+    what it is for, so a password manager fills it."""
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+
+    def paste(label: str, text: str) -> None:
+        page.evaluate("(text) => navigator.clipboard.writeText(text)", text)
+        page.get_by_label(label, exact=True).focus()
+        page.keyboard.press("Control+V")
+        expect(page.get_by_label(label, exact=True)).to_have_value(text)
+
+    page.goto("/accounts/signup/")
+    assert page.evaluate(FIELDS) == [
+        ["email", "email"],
+        ["password1", "new-password"],
+        ["password2", "new-password"],
+    ]
+    page.get_by_label("Email").fill(EMAIL)
+    paste("Password", PASSWORD)
+    paste("Password again", PASSWORD)
+    page.get_by_role("button", name="Create my account").click()
+    expect(page.locator("#toasts .toast-success")).to_contain_text("Welcome")
+    page.get_by_role("button", name="Log out").click()
+
+    page.goto("/accounts/login/")
+    assert page.evaluate(FIELDS) == [
+        ["username", "email"],
+        ["password", "current-password"],
+    ]
+    page.get_by_label("Email").fill(EMAIL)
+    paste("Password", PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name="My orders")).to_be_visible()
+
+    page.goto("/accounts/password/change/")
+    assert page.evaluate(FIELDS) == [
+        ["old_password", "current-password"],
+        ["new_password1", "new-password"],
+        ["new_password2", "new-password"],
+    ]
+    paste("Old password", PASSWORD)
+    paste("New password", "a-new-horse-battery-10")
+    paste("New password confirmation", "a-new-horse-battery-10")
+    page.get_by_role("button", name="Change password").click()
+    expect(page.get_by_role("heading", name="Your password is changed")).to_be_visible()
