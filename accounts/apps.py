@@ -11,7 +11,7 @@ class AccountsConfig(AppConfig):
     def ready(self) -> None:
         from django.contrib.auth.signals import user_logged_out
 
-        from accounts import checks, receivers  # noqa: F401  (registers them)
+        from accounts import checks, declines, receivers  # noqa: F401
         from shop import events
 
         events.order_moved.connect(
@@ -19,5 +19,8 @@ class AccountsConfig(AppConfig):
         )
         events.orders_paid.connect(
             receivers.orders_paid, dispatch_uid="accounts.paid_emails"
+        )
+        events.card_declined.connect(
+            declines.card_declined, dispatch_uid="accounts.declines"
         )
         user_logged_out.connect(receivers.logged_out, dispatch_uid="accounts.bye")

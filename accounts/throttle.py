@@ -42,6 +42,12 @@ def client_ip(request) -> str:
     return request.META.get("REMOTE_ADDR") or "unknown"
 
 
+def window_id(key: str, window: int, now: datetime) -> str:
+    """The ``_id`` of ``key``'s count in the window of ``window`` seconds
+    that ``now`` falls in."""
+    return f"{key}|{int(now.timestamp()) // window * window}"
+
+
 def hit(key: str, *, limit: int, window: int, now: datetime | None = None) -> bool:
     """Count one request for ``key`` if the current window of ``window``
     seconds has fewer than ``limit``; whether it was counted (within).
@@ -58,8 +64,7 @@ def hit(key: str, *, limit: int, window: int, now: datetime | None = None) -> bo
     if limit < 1:
         return False  # an upsert makes a missing window whatever its guard
     now = now or datetime.now(UTC)
-    start = int(now.timestamp()) // window * window
-    under = {"_id": f"{key}|{start}", "n": {"$lt": limit}}
+    under = {"_id": window_id(key, window, now), "n": {"$lt": limit}}
     count = {"$inc": {"n": 1}}
     counts = ThrottleCount.coll()
     try:

@@ -74,6 +74,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "accounts.throttle.ThrottleMiddleware",
+    "accounts.declines.DeclineLimitMiddleware",
     "axes.middleware.AxesMiddleware",
     # Last, so it sees every view's database failure first hand.
     "config.middleware.DatabaseOutageMiddleware",
@@ -344,6 +345,12 @@ MAX_CART_LINES = int(os.environ.get("MARQUEE_MAX_CART_LINES", "20"))
 THROTTLE_WINDOW_SECONDS = int(os.environ.get("MARQUEE_THROTTLE_WINDOW", "60"))
 THROTTLE_PER_SESSION = int(os.environ.get("MARQUEE_THROTTLE_SESSION", "30"))
 THROTTLE_PER_ADDRESS = int(os.environ.get("MARQUEE_THROTTLE_ADDRESS", "120"))
+# Declined card payments at checkout (card testing): once a session has had
+# N declines in the window, or an address M, its checkouts get 429 until the
+# window ends (accounts/declines.py).
+DECLINES_WINDOW_SECONDS = int(os.environ.get("MARQUEE_DECLINES_WINDOW_SECONDS", "3600"))
+DECLINES_PER_SESSION = int(os.environ.get("MARQUEE_DECLINES_PER_SESSION", "5"))
+DECLINES_PER_ADDRESS = int(os.environ.get("MARQUEE_DECLINES_PER_ADDRESS", "20"))
 # Account emails (password reset, order claim) per account per hour: a
 # form anyone may post must not become a way to flood someone's inbox.
 ACCOUNT_EMAILS_PER_HOUR = int(os.environ.get("MARQUEE_ACCOUNT_EMAILS_PER_HOUR", "3"))

@@ -86,6 +86,11 @@ class PaymentFailed(DomainError):
     status = 402
 
 
+class CardDeclined(PaymentFailed):
+    """The provider declined the card (not a failure of the provider's own):
+    what the checkout view announces, so the decline limit counts it."""
+
+
 class AddressNeeded(DomainError):
     """Goods to deliver but no delivery address (the cart gained goods since
     the page that asked for none)."""

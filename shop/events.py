@@ -35,3 +35,7 @@ cart_line_changed = Signal()
 # request, owner, hold (the SeatHold the service returned), held: True for a
 # hold, False for a release.
 seats_changed = Signal()
+# request, owner: the provider declined the card of a checkout (CardDeclined;
+# not a provider's own failure). The accounts app counts it against the
+# session's and the address's decline limits (accounts/declines.py).
+card_declined = Signal()

@@ -67,6 +67,7 @@ from shop.cart_state import (
 from shop.documents import PAID, PENDING_PAYMENT, Order
 from shop.errors import (
     AddressNeeded,
+    CardDeclined,
     CartEmpty,
     CartInactive,
     CartNotFound,
@@ -785,7 +786,8 @@ def _charge(run: _Run, son: dict, card, now: datetime) -> Charge:
     """Step 3: charge the order once under the attempt's reference (with
     the provider of the payment's method: a card's, or the counter's).
     Declined or failed: the order is written ``pending_payment`` with the
-    attempt, the cart reopens with its holds, PaymentFailed."""
+    attempt, the cart reopens with its holds, CardDeclined (the provider
+    declined the card) or PaymentFailed (the provider failed)."""
     reference = run.draft.reference
     try:
         return provider(card.method).charge(
@@ -804,7 +806,8 @@ def _charge(run: _Run, son: dict, card, now: datetime) -> Charge:
             run.draft, now, son=son, state={}, attempt=attempt, fresh=run.fresh
         )
         _reopen(run.cart_id, now, run.attempt)
-        raise PaymentFailed(f"{exc} Your items are still held.") from None
+        failed = CardDeclined if outcome == "declined" else PaymentFailed
+        raise failed(f"{exc} Your items are still held.") from None
 
 
 def checkout_recover(*, cart_id: str, now: datetime | None = None) -> str:

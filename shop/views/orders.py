@@ -11,7 +11,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from config.errors import DomainError
 from config.http import HtmxHttpRequest, answers_refusals
 from shop import errors as say
+from shop import events
 from shop.errors import (
+    CardDeclined,
     CartEmpty,
     CartExpired,
     CartNotFound,
@@ -82,6 +84,8 @@ def _checkout_refused(request, exc: DomainError):
     if isinstance(exc, CartEmpty):
         messages.info(request, say.CART_EMPTY_AT_CHECKOUT)
         return redirect("shop:cart")
+    if isinstance(exc, CardDeclined):
+        events.card_declined.send(sender=None, request=request, owner=owner_of(request))
     kept = ("email", *ADDRESS_FIELDS)
     request.session[REFUSED] = {
         "data": {name: request.POST.get(name, "")[:254] for name in kept},

@@ -12,6 +12,7 @@ from django.core import mail
 from django.test import Client
 from django.urls import reverse
 
+from accounts.declines import count_decline, declines_exhausted
 from booking.services.blocks import seats_block
 from shop.documents import Order
 from shop.selectors.invariants import invariant_problems
@@ -183,3 +184,18 @@ def test_a_sale_is_a_post_only(box, house):
     response = box.get(reverse("staff:seat_map_sell", args=[house]))
 
     assert response.status_code == 405
+
+
+def test_a_sale_at_the_counter_is_not_held_back_by_declined_cards(
+    box, house, mongo_db, settings, rf
+):
+    """The decline limit (accounts/declines.py) is the shop's checkout's:
+    the box office's address at its limit still sells."""
+    settings.DECLINES_PER_ADDRESS = 1
+    count_decline(rf.post("/checkout/", REMOTE_ADDR="127.0.0.1"))
+    assert declines_exhausted(rf.post("/checkout/", REMOTE_ADDR="127.0.0.1"))
+
+    response = sell(box, house)
+
+    assert response.status_code == 302
+    assert Order.objects.get(customer_name="Grace Hopper").state == "paid"
