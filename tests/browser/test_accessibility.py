@@ -16,8 +16,8 @@ from booking import services
 from catalog.services.summaries import summary_rebuild
 from staff.roles import ADMINISTRATOR, create_staff
 from tests.booking.factories import small_layout, wide_layout
-from tests.browser.test_cart_checkout import fill_checkout
-from tests.shop.factories import GOOD_CARD, make_product, make_show
+from tests.browser.test_cart_checkout import add_from_its_page, fill_checkout
+from tests.shop.factories import DECLINED_CARD, GOOD_CARD, make_product, make_show
 from tests.staff.conftest import pay
 
 pytestmark = pytest.mark.browser
@@ -158,3 +158,22 @@ def test_every_kind_of_page_has_no_wcag_a_or_aa_violation(new_page):
 
     assert len(found) == 41
     assert {page: lines for page, lines in found.items() if lines} == {}
+
+
+def test_the_declined_cards_page_has_no_wcag_a_or_aa_violation(page, settings):
+    """The 429 page of the decline limit (accounts/declines.py), reached as a
+    shopper does: a declined card, then paying again."""
+    settings.DECLINES_PER_SESSION = 1
+    make_product(sku="SNKR-1", title="JC Sneaker", price="89.00", stock=5)
+    add_from_its_page(page, "SNKR-1", 1, "1", via="/p/item-SNKR-1/?sku=SNKR-1")
+    page.goto("/checkout/")
+    fill_checkout(page, DECLINED_CARD)
+    page.get_by_role("button", name="Pay £89.00").click()
+    expect(page.get_by_text("Your card was declined.")).to_be_visible()
+    fill_checkout(page, GOOD_CARD)
+    page.get_by_role("button", name="Pay £89.00").click()
+
+    expect(page.get_by_role("heading", name="Too many declined cards")).to_be_visible()
+    assert violations(page) == []
+    page.set_viewport_size(PHONE)
+    assert violations(page) == []
