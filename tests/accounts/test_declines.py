@@ -12,6 +12,7 @@ from pymongo import monitoring
 from catalog.selectors.stock import stock_level
 from shop.documents import ACTIVE, COMPLETE
 from tests.shop.factories import DECLINED_CARD, ERROR_CARD, GOOD_CARD, make_product
+from tests.shop.test_views import checkout_data
 
 SKU = "SNKR-42"
 WINDOW = 3600
@@ -48,21 +49,6 @@ def clock(monkeypatch, settings):
 @pytest.fixture
 def product(mongo_db):
     return make_product(sku=SKU, stock=100)
-
-
-def checkout_data(cart_id, card=GOOD_CARD):
-    return {
-        "cart": cart_id,
-        "email": "ada@example.com",
-        "name": "Ada Lovelace",
-        "line1": "12 St James's Square",
-        "city": "London",
-        "postcode": "SW1Y 4JH",
-        "country": "GB",
-        "card_number": card,
-        "card_expiry": "12/39",
-        "card_cvc": "123",
-    }
 
 
 def shopper(mongo_db, address="127.0.0.1", **kwargs) -> tuple[Client, str]:
