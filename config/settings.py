@@ -24,6 +24,26 @@ def _env_bool(name: str, default: bool = False) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
+def _env_number(name: str, default: int | float, *, minimum: int = 0):
+    """The number the environment variable ``name`` gives (an int when
+    ``default`` is one), else ``default``. A value that is no number, or is
+    under ``minimum``, stops Marquee at start, naming the variable."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    kind = type(default)
+    try:
+        value = kind(raw)
+    except ValueError:
+        value = None
+    if value is None or not value >= minimum:
+        what = "a whole number" if kind is int else "a number"
+        raise ImproperlyConfigured(
+            f"{name} must be {what} of at least {minimum}, not {raw!r}."
+        )
+    return value
+
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("MARQUEE_VAR_DIR") or BASE_DIR / "var")
 
@@ -130,7 +150,7 @@ SESSION_COOKIE_SECURE = _env_bool("MARQUEE_SECURE_COOKIES")
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 # A shopper's session lasts Django's two weeks; a staff login a working day
 # (staff/apps.py): a staff account refunds and sells, often at a shared till.
-STAFF_SESSION_HOURS = int(os.environ.get("MARQUEE_STAFF_SESSION_HOURS", "12"))
+STAFF_SESSION_HOURS = _env_number("MARQUEE_STAFF_SESSION_HOURS", 12, minimum=1)
 MESSAGE_STORAGE = "django.contrib.messages.storage.cookie.CookieStorage"
 
 LOGIN_URL = "/accounts/login/"
@@ -174,13 +194,13 @@ MONGODB_DB = os.environ.get("MONGODB_DB", "marquee")
 # workers wait 500 ms (config/gunicorn.py), so a page says "back in a
 # moment" within a second while the database is down; jobs and commands
 # wait longer.
-MONGODB_SERVER_SELECTION_MS = int(os.environ.get("MONGODB_TIMEOUT_MS", "5000"))
+MONGODB_SERVER_SELECTION_MS = _env_number("MONGODB_TIMEOUT_MS", 5000, minimum=1)
 # Connections a process keeps to MongoDB at most (pymongo's maxPoolSize; a
 # maxPoolSize in the URI wins). A thread past it waits in its process for a
 # free connection instead of opening another: the server runs a thread per
 # connection, and past a few per core they only contend (bench/RESULTS.md,
 # "The connection pool"). A web worker's 4 threads never reach it.
-MONGODB_POOL_SIZE = int(os.environ.get("MONGODB_POOL_SIZE", "8"))
+MONGODB_POOL_SIZE = _env_number("MONGODB_POOL_SIZE", 8, minimum=1)
 MONGO_EMBEDDED_DIR = VAR_DIR / "mongo"
 MONGO_EMBEDDED_LOG = VAR_DIR / "log" / "mongo.log"
 # Which embedded server runs when MONGODB_URI is unset: SecantusDB's Rust
@@ -194,15 +214,15 @@ MONGO_EMBEDDED_CACHE = os.environ.get("MARQUEE_DB_CACHE", "1G")
 
 # --- Reservations --------------------------------------------------------
 # How long a cart holds stock and seats after its last change.
-CART_HOLD_MINUTES = int(os.environ.get("MARQUEE_HOLD_MINUTES", "30"))
+CART_HOLD_MINUTES = _env_number("MARQUEE_HOLD_MINUTES", 30, minimum=1)
 # A checkout's lease on its pending cart (renewed before the charge if a third
 # of it has gone): once it has lapsed a resubmit (or the reconciler, every
 # minute) takes the checkout over.
 # Longer than a payment provider's call may take.
-SHOP_CHECKOUT_LEASE_SECONDS = int(os.environ.get("MARQUEE_CHECKOUT_LEASE", "45"))
+SHOP_CHECKOUT_LEASE_SECONDS = _env_number("MARQUEE_CHECKOUT_LEASE", 45, minimum=1)
 # How long an ended cart (expired, canceled, complete) is kept before the
 # purge_carts job deletes it; its order keeps everything the order needs.
-CART_RETENTION_DAYS = float(os.environ.get("MARQUEE_CART_RETENTION_DAYS", "7"))
+CART_RETENTION_DAYS = _env_number("MARQUEE_CART_RETENTION_DAYS", 7.0)
 # What follows a payment (audit entry, sales counters, email) is announced
 # by each process's settler, in batches: every SHOP_SETTLE_SECONDS or as
 # soon as SHOP_SETTLE_BATCH orders wait; the reconciler announces a payment
@@ -211,12 +231,12 @@ CART_RETENTION_DAYS = float(os.environ.get("MARQUEE_CART_RETENTION_DAYS", "7"))
 # emptied stock holds deleted, in the same rhythm (shop.services.tidy).
 # SYNC: all at once, in the checkout (tests).
 SHOP_SETTLE_SYNC = _env_bool("MARQUEE_SETTLE_SYNC")
-SHOP_SETTLE_SECONDS = float(os.environ.get("MARQUEE_SETTLE_SECONDS", "0.2"))
-SHOP_SETTLE_BATCH = int(os.environ.get("MARQUEE_SETTLE_BATCH", "100"))
-SHOP_SETTLE_GRACE_SECONDS = int(os.environ.get("MARQUEE_SETTLE_GRACE", "60"))
+SHOP_SETTLE_SECONDS = _env_number("MARQUEE_SETTLE_SECONDS", 0.2)
+SHOP_SETTLE_BATCH = _env_number("MARQUEE_SETTLE_BATCH", 100, minimum=1)
+SHOP_SETTLE_GRACE_SECONDS = _env_number("MARQUEE_SETTLE_GRACE", 60)
 # Order numbers are reserved this many at a time per process
 # (shop.services.numbers): one write per block instead of one per order.
-ORDER_NUMBER_BLOCK = int(os.environ.get("MARQUEE_ORDER_NUMBER_BLOCK", "20"))
+ORDER_NUMBER_BLOCK = _env_number("MARQUEE_ORDER_NUMBER_BLOCK", 20, minimum=1)
 
 # --- Browse --------------------------------------------------------------
 # The in-memory facet index of each department (catalog.selectors.
@@ -229,7 +249,7 @@ if BROWSE_INDEX not in ("background", "sync", "off"):
 # --- django-q2 -----------------------------------------------------------
 Q_CLUSTER = {
     "name": "marquee",
-    "workers": int(os.environ.get("MARQUEE_Q_WORKERS", "2")),
+    "workers": _env_number("MARQUEE_Q_WORKERS", 2, minimum=1),
     "timeout": 60,
     "retry": 120,
     "orm": "default",
@@ -288,7 +308,7 @@ LOGGING = {
 
 # --- Staff ---------------------------------------------------------------
 # A SKU with fewer free units than this is listed on the staff dashboard.
-LOW_STOCK_THRESHOLD = int(os.environ.get("MARQUEE_LOW_STOCK", "5"))
+LOW_STOCK_THRESHOLD = _env_number("MARQUEE_LOW_STOCK", 5)
 
 # --- Activity log --------------------------------------------------------
 # What shoppers do (searches, views, cart changes, seat holds, paid orders),
@@ -297,18 +317,18 @@ ACTIVITY_LOG = _env_bool("MARQUEE_ACTIVITY_LOG", True)
 ACTIVITY_PERIOD = os.environ.get("MARQUEE_ACTIVITY_PERIOD", "week")
 if ACTIVITY_PERIOD not in ("week", "month"):
     raise ImproperlyConfigured("MARQUEE_ACTIVITY_PERIOD must be week or month.")
-ACTIVITY_RETENTION_DAYS = int(os.environ.get("MARQUEE_ACTIVITY_RETENTION_DAYS", "90"))
+ACTIVITY_RETENTION_DAYS = _env_number("MARQUEE_ACTIVITY_RETENTION_DAYS", 90)
 # The writer: a queue of at most ACTIVITY_QUEUE events, flushed every
 # ACTIVITY_FLUSH_SECONDS or as soon as ACTIVITY_BATCH wait; a request waits
 # at most ACTIVITY_BUDGET_MS for room in a full queue, then the event is
 # dropped (and counted).
-ACTIVITY_QUEUE = int(os.environ.get("MARQUEE_ACTIVITY_QUEUE", "10000"))
-ACTIVITY_BATCH = int(os.environ.get("MARQUEE_ACTIVITY_BATCH", "500"))
-ACTIVITY_FLUSH_SECONDS = float(os.environ.get("MARQUEE_ACTIVITY_FLUSH_SECONDS", "1"))
-ACTIVITY_BUDGET_MS = float(os.environ.get("MARQUEE_ACTIVITY_BUDGET_MS", "0"))
+ACTIVITY_QUEUE = _env_number("MARQUEE_ACTIVITY_QUEUE", 10000, minimum=1)
+ACTIVITY_BATCH = _env_number("MARQUEE_ACTIVITY_BATCH", 500, minimum=1)
+ACTIVITY_FLUSH_SECONDS = _env_number("MARQUEE_ACTIVITY_FLUSH_SECONDS", 1.0)
+ACTIVITY_BUDGET_MS = _env_number("MARQUEE_ACTIVITY_BUDGET_MS", 0.0)
 # "Often bought together": paid orders of the last N days, top K per item.
-BOUGHT_TOGETHER_DAYS = int(os.environ.get("MARQUEE_BOUGHT_TOGETHER_DAYS", "30"))
-BOUGHT_TOGETHER_TOP = int(os.environ.get("MARQUEE_BOUGHT_TOGETHER_TOP", "5"))
+BOUGHT_TOGETHER_DAYS = _env_number("MARQUEE_BOUGHT_TOGETHER_DAYS", 30)
+BOUGHT_TOGETHER_TOP = _env_number("MARQUEE_BOUGHT_TOGETHER_TOP", 5)
 # --- Accounts, emails, abuse limits, headers ----------------------------
 # (README "Accounts, emails and limits"; docs/architecture.md §10.)
 # The site's address in emails (order links, password reset).
@@ -329,37 +349,37 @@ if globals().get("EMAIL_TIMEOUT") is None:
     EMAIL_TIMEOUT = 20
 # Sending is a django-q2 task; a failed send is tried again this many times
 # in all, waiting MAIL_RETRY_SECONDS, then twice as long, and so on.
-MAIL_ATTEMPTS = int(os.environ.get("MARQUEE_MAIL_ATTEMPTS", "5"))
-MAIL_RETRY_SECONDS = int(os.environ.get("MARQUEE_MAIL_RETRY_SECONDS", "60"))
+MAIL_ATTEMPTS = _env_number("MARQUEE_MAIL_ATTEMPTS", 5, minimum=1)
+MAIL_RETRY_SECONDS = _env_number("MARQUEE_MAIL_RETRY_SECONDS", 60)
 # Run mail tasks in the request instead of the queue (tests).
 MAIL_SYNC = _env_bool("MARQUEE_MAIL_SYNC")
 PASSWORD_RESET_TIMEOUT = 60 * 60 * 24  # a reset or order-claim link: one day
 
 # Per order: seats of one performance, units of one line, lines of a cart.
-MAX_SEATS_PER_PERFORMANCE = int(os.environ.get("MARQUEE_MAX_SEATS", "10"))
-MAX_LINE_QUANTITY = int(os.environ.get("MARQUEE_MAX_LINE_UNITS", "99"))
-MAX_CART_LINES = int(os.environ.get("MARQUEE_MAX_CART_LINES", "20"))
+MAX_SEATS_PER_PERFORMANCE = _env_number("MARQUEE_MAX_SEATS", 10)
+MAX_LINE_QUANTITY = _env_number("MARQUEE_MAX_LINE_UNITS", 99)
+MAX_CART_LINES = _env_number("MARQUEE_MAX_CART_LINES", 20)
 # Holds and adds (POSTs that take seats or stock): at most N per window,
 # per session and per client address, counted in MongoDB (shared by every
 # worker process). A request over it gets 429.
-THROTTLE_WINDOW_SECONDS = int(os.environ.get("MARQUEE_THROTTLE_WINDOW", "60"))
-THROTTLE_PER_SESSION = int(os.environ.get("MARQUEE_THROTTLE_SESSION", "30"))
-THROTTLE_PER_ADDRESS = int(os.environ.get("MARQUEE_THROTTLE_ADDRESS", "120"))
+THROTTLE_WINDOW_SECONDS = _env_number("MARQUEE_THROTTLE_WINDOW", 60, minimum=1)
+THROTTLE_PER_SESSION = _env_number("MARQUEE_THROTTLE_SESSION", 30)
+THROTTLE_PER_ADDRESS = _env_number("MARQUEE_THROTTLE_ADDRESS", 120)
 # Declined card payments at checkout (card testing): once a session has had
 # N declines in the window, or an address M, its checkouts get 429 until the
 # window ends (accounts/declines.py).
-DECLINES_WINDOW_SECONDS = int(os.environ.get("MARQUEE_DECLINES_WINDOW_SECONDS", "3600"))
-DECLINES_PER_SESSION = int(os.environ.get("MARQUEE_DECLINES_PER_SESSION", "5"))
-DECLINES_PER_ADDRESS = int(os.environ.get("MARQUEE_DECLINES_PER_ADDRESS", "20"))
+DECLINES_WINDOW_SECONDS = _env_number(
+    "MARQUEE_DECLINES_WINDOW_SECONDS", 3600, minimum=1
+)
+DECLINES_PER_SESSION = _env_number("MARQUEE_DECLINES_PER_SESSION", 5, minimum=1)
+DECLINES_PER_ADDRESS = _env_number("MARQUEE_DECLINES_PER_ADDRESS", 20, minimum=1)
 # Account emails (password reset, order claim) per account per hour: a
 # form anyone may post must not become a way to flood someone's inbox.
-ACCOUNT_EMAILS_PER_HOUR = int(os.environ.get("MARQUEE_ACCOUNT_EMAILS_PER_HOUR", "3"))
+ACCOUNT_EMAILS_PER_HOUR = _env_number("MARQUEE_ACCOUNT_EMAILS_PER_HOUR", 3)
 # On logging in, the orders this browser placed anonymously in the last so
 # many minutes become the account's. Older ones (a shared computer's
 # earlier customer, say) stay where they are, claimable by their email.
-ORDERS_FOLLOW_LOGIN_MINUTES = int(
-    os.environ.get("MARQUEE_ORDERS_FOLLOW_LOGIN_MINUTES", "60")
-)
+ORDERS_FOLLOW_LOGIN_MINUTES = _env_number("MARQUEE_ORDERS_FOLLOW_LOGIN_MINUTES", 60)
 # Behind a reverse proxy: the header it sets with the client's address
 # (e.g. HTTP_X_REAL_IP); unset: REMOTE_ADDR.
 CLIENT_IP_HEADER = os.environ.get("MARQUEE_CLIENT_IP_HEADER") or None
@@ -369,10 +389,8 @@ AUTHENTICATION_BACKENDS = [
     "accounts.backends.LockoutBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
-AXES_FAILURE_LIMIT = int(os.environ.get("MARQUEE_LOGIN_FAILURES", "10"))
-AXES_COOLOFF_TIME = timedelta(
-    minutes=int(os.environ.get("MARQUEE_LOGIN_LOCK_MINUTES", "15"))
-)
+AXES_FAILURE_LIMIT = _env_number("MARQUEE_LOGIN_FAILURES", 10, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=_env_number("MARQUEE_LOGIN_LOCK_MINUTES", 15))
 # Either 10 failures for one account or 10 from one address lock.
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
@@ -407,7 +425,7 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 # Production (MARQUEE_SECURE_COOKIES=1 behind HTTPS): HSTS and redirect.
 SECURE_SSL_REDIRECT = _env_bool("MARQUEE_SSL_REDIRECT")
-SECURE_HSTS_SECONDS = int(os.environ.get("MARQUEE_HSTS_SECONDS", "0"))
+SECURE_HSTS_SECONDS = _env_number("MARQUEE_HSTS_SECONDS", 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
 SECURE_HSTS_PRELOAD = False
 SECURE_PROXY_SSL_HEADER = (

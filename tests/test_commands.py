@@ -55,6 +55,29 @@ def test_malformed_mongodb_uri_gives_one_clear_line(tmp_path):
     assert "MONGODB_URI is not a valid MongoDB URI" in _one_line(result.stderr)
 
 
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("MARQUEE_HOLD_MINUTES", "half an hour"),
+        ("MARQUEE_HOLD_MINUTES", "0"),
+        ("MONGODB_POOL_SIZE", "-1"),
+        ("MONGODB_TIMEOUT_MS", "0"),
+        ("MARQUEE_CART_RETENTION_DAYS", "a week"),
+    ],
+)
+def test_a_setting_that_cannot_work_stops_the_start_naming_it(tmp_path, name, value):
+    """Not a traceback ending in "invalid literal for int()" (which of the
+    thirty variables?), nor a shop whose carts expire as they fill."""
+    env = command_env(tmp_path, **{name: value})
+
+    result = manage("check", env=env)
+
+    assert result.returncode == 1
+    line = _one_line(result.stderr)
+    assert line.startswith(f"Marquee cannot start: {name} must be a")
+    assert line.endswith(f", not {value!r}.")
+
+
 def _get(url: str) -> int:
     with urllib.request.urlopen(url, timeout=5) as response:
         return response.status
