@@ -8,6 +8,7 @@ MongoDB-compatible server and SQLite, both under ``var/``.
 import os
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 import dj_email_url
@@ -44,6 +45,27 @@ def _env_number(name: str, default: int | float, *, minimum: int = 0):
     return value
 
 
+def _email_settings(url: str) -> dict:
+    """Django's email settings for ``EMAIL_URL`` (dj-email-url). A URL of
+    no scheme it knows, or an SMTP one naming no server, would only fail
+    each email later (in the queue, retried for hours): it stops the start.
+    The message does not repeat the URL, which may hold a password."""
+    parts = urlsplit(url)
+    backend = dj_email_url.SCHEMES.get(parts.scheme)
+    try:
+        parsed = dj_email_url.parse(url)
+    except ValueError:  # a port that is no number
+        backend = None
+    if backend is None or (
+        backend.endswith(".smtp.EmailBackend") and not parts.hostname
+    ):
+        raise ImproperlyConfigured(
+            "EMAIL_URL must be a mail server's address, such as "
+            "smtp://user:password@mail.example.com:587/?tls=True."
+        )
+    return parsed
+
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("MARQUEE_VAR_DIR") or BASE_DIR / "var")
 
@@ -56,6 +78,10 @@ ALLOWED_HOSTS = [
     for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",")
     if h.strip()
 ]
+if not ALLOWED_HOSTS and not DEBUG:
+    raise ImproperlyConfigured(
+        "DJANGO_ALLOWED_HOSTS names no host: every page would answer 400."
+    )
 CSRF_TRUSTED_ORIGINS = [
     o.strip()
     for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",")
@@ -333,12 +359,21 @@ BOUGHT_TOGETHER_TOP = _env_number("MARQUEE_BOUGHT_TOGETHER_TOP", 5)
 # (README "Accounts, emails and limits"; docs/architecture.md §10.)
 # The site's address in emails (order links, password reset).
 SITE_URL = os.environ.get("MARQUEE_SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+if (
+    urlsplit(SITE_URL).scheme not in ("http", "https")
+    or not urlsplit(SITE_URL).hostname
+):
+    # "shop.example.com" would put links in every email that lead nowhere.
+    raise ImproperlyConfigured(
+        "MARQUEE_SITE_URL must be the shop's address with its scheme, such as "
+        "https://shop.example.com."
+    )
 DEFAULT_FROM_EMAIL = os.environ.get("MARQUEE_FROM_EMAIL", "Marquee <tickets@localhost>")
 # EMAIL_URL (smtp://user:password@host:587/?tls=True) in production; unset:
 # every email is a file under var/mail/ (the demo and the tests).
 EMAIL_FILE_PATH = VAR_DIR / "mail"
 if os.environ.get("EMAIL_URL"):
-    globals().update(dj_email_url.parse(os.environ["EMAIL_URL"]))
+    globals().update(_email_settings(os.environ["EMAIL_URL"]))
 else:
     EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
 # A mail server that stops answering fails the send (its retry scheduled)

@@ -78,6 +78,29 @@ def test_a_setting_that_cannot_work_stops_the_start_naming_it(tmp_path, name, va
     assert line.endswith(f", not {value!r}.")
 
 
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("EMAIL_URL", "smtpx://shop:s3cret@mail.example.com:587/"),
+        ("EMAIL_URL", "smtp://shop:s3cret@:587/"),
+        ("EMAIL_URL", "smtp://shop:s3cret@mail.example.com:twenty-five/"),
+        ("MARQUEE_SITE_URL", "shop.example.com"),
+        ("DJANGO_ALLOWED_HOSTS", " , "),
+    ],
+)
+def test_an_address_that_cannot_work_stops_the_start_naming_it(tmp_path, name, value):
+    """Rather than every email failing in the queue, retried for hours, links
+    in emails leading nowhere, or every page answering 400. A mail server's
+    password is not repeated."""
+    env = command_env(tmp_path, **{name: value})
+
+    result = manage("check", env=env)
+
+    assert result.returncode == 1
+    assert _one_line(result.stderr).startswith(f"Marquee cannot start: {name} ")
+    assert "s3cret" not in result.stderr
+
+
 def _get(url: str) -> int:
     with urllib.request.urlopen(url, timeout=5) as response:
         return response.status
