@@ -85,11 +85,12 @@ def role_named(value: str) -> str:
     raise ValueError(f"unknown role {value!r}; choose one of: " + ", ".join(ROLE_SLUGS))
 
 
-def create_staff(*, email: str, role: str, password: str):
+def create_staff(*, email: str, role: str, password: str | None = None):
     """A staff user (is_staff) in one role; the username is the email.
 
-    An existing user with that email is made staff and moved to the role
-    (its password is then set too).
+    An existing user with that email is made staff and moved to the role;
+    its password is changed only when ``password`` is given (moving someone
+    to another role must not lock them out).
     """
     name = role_named(role)
     groups = ensure_roles()
@@ -98,7 +99,8 @@ def create_staff(*, email: str, role: str, password: str):
     user, _ = users.objects.get_or_create(username=email, defaults={"email": email})
     user.email = email
     user.is_staff = True
-    user.set_password(password)
+    if password is not None:
+        user.set_password(password)
     user.save()
     user.groups.set([groups[name]])
     return user

@@ -327,6 +327,32 @@ def test_createstaff_refuses_a_password_a_signup_would_refuse(db, weak, says):
     assert Client().login(username="weak@example.com", password="a-long-staff-password")
 
 
+def test_createstaff_moves_an_account_to_a_role_keeping_its_password(db, capsys):
+    """Moving Ada to another role must not lock her out; a password is set
+    only when one is given (a reset)."""
+    call_command(
+        "createstaff",
+        email="ada@example.com",
+        role="box-office",
+        password="ada-long-pw-1",
+    )
+    call_command("createstaff", email="Ada@Example.com", role="shop-manager")
+
+    assert "password:" not in capsys.readouterr().out.split("(Box office)")[1]
+    client = Client()
+    assert client.login(username="ada@example.com", password="ada-long-pw-1")
+    assert client.get(reverse("staff:stock")).status_code == 200
+    assert client.get(reverse("staff:performances")).status_code == 403
+
+    call_command(
+        "createstaff",
+        email="ada@example.com",
+        role="shop-manager",
+        password="ada-long-pw-2",
+    )
+    assert Client().login(username="ada@example.com", password="ada-long-pw-2")
+
+
 def test_the_demo_creates_one_staff_account_and_prints_it_once(db):
     import io
 

@@ -9,8 +9,12 @@ from staff.roles import ROLE_SLUGS, ROLE_SUMMARIES, create_staff, role_named
 
 
 class Command(BaseCommand):
-    help = "Create a staff account (or move one to a role): " + "; ".join(
-        f"{slug}: {ROLE_SUMMARIES[name]}" for slug, name in ROLE_SLUGS.items()
+    help = (
+        "Create a staff account, or move one to a role (its password stays "
+        "unless --password is given): "
+        + "; ".join(
+            f"{slug}: {ROLE_SUMMARIES[name]}" for slug, name in ROLE_SLUGS.items()
+        )
     )
 
     def add_arguments(self, parser):
@@ -18,8 +22,8 @@ class Command(BaseCommand):
         parser.add_argument("--role", required=True, help=", ".join(ROLE_SLUGS))
         parser.add_argument(
             "--password",
-            help="default: a random one, printed once (the account's username "
-            "is its email)",
+            help="default: a new account's is a random one, printed once (the "
+            "account's username is its email); an existing account keeps its own",
         )
 
     def handle(self, *args, email, role, password, **options):
@@ -29,8 +33,12 @@ class Command(BaseCommand):
             name = role_named(role)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        generated = password is None
-        if not generated:
+        users = get_user_model().objects
+        generated = (
+            password is None
+            and not users.filter(username=email.strip().lower()).exists()
+        )
+        if password is not None:
             # The rules a signup's password meets (AUTH_PASSWORD_VALIDATORS):
             # a staff account can refund orders and sell seats.
             as_user = get_user_model()(username=email, email=email)
@@ -38,7 +46,8 @@ class Command(BaseCommand):
                 validate_password(password, user=as_user)
             except ValidationError as exc:
                 raise CommandError(" ".join(exc.messages)) from None
-        password = password or secrets.token_urlsafe(12)
+        if generated:
+            password = secrets.token_urlsafe(12)
         user = create_staff(email=email, role=name, password=password)
         self.stdout.write(f"staff account {user.username} ({name})")
         if generated:
