@@ -86,11 +86,12 @@ def role_named(value: str) -> str:
 
 
 def create_staff(*, email: str, role: str, password: str | None = None):
-    """A staff user (is_staff) in one role; the username is the email.
+    """A staff user (is_staff, active) in one role; the username is the email.
 
-    An existing user with that email is made staff and moved to the role;
-    its password is changed only when ``password`` is given (moving someone
-    to another role must not lock them out).
+    An existing user with that email is made staff (again, if it was
+    deactivated) and moved to the role; its password is changed only when
+    ``password`` is given (moving someone to another role must not lock
+    them out).
     """
     name = role_named(role)
     groups = ensure_roles()
@@ -99,10 +100,28 @@ def create_staff(*, email: str, role: str, password: str | None = None):
     user, _ = users.objects.get_or_create(username=email, defaults={"email": email})
     user.email = email
     user.is_staff = True
+    user.is_active = True
     if password is not None:
         user.set_password(password)
     user.save()
     user.groups.set([groups[name]])
+    return user
+
+
+def deactivate_staff(*, email: str):
+    """The staff account ``email`` can no longer log in, nor is it staff or
+    in a role (a browser still logged in as it is logged out at its next
+    page); ``create_staff`` makes it staff again. LookupError when there is
+    no such staff account."""
+    users = get_user_model()
+    email = email.strip().lower()
+    user = users.objects.filter(username=email, is_staff=True).first()
+    if user is None:
+        raise LookupError(f"there is no staff account {email!r}")
+    user.is_active = False
+    user.is_staff = False
+    user.save()
+    user.groups.clear()
     return user
 
 

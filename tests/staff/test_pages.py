@@ -353,6 +353,30 @@ def test_createstaff_moves_an_account_to_a_role_keeping_its_password(db, capsys)
     assert Client().login(username="ada@example.com", password="ada-long-pw-2")
 
 
+def test_deactivatestaff_logs_an_account_out_for_good_until_made_staff_again(
+    db, capsys
+):
+    call_command(
+        "createstaff", email="leaver@example.com", role="administrator", password="pw-1"
+    )
+    browser = Client()
+    assert browser.login(username="leaver@example.com", password="pw-1")
+
+    call_command("deactivatestaff", email="Leaver@Example.com")
+
+    assert "leaver@example.com deactivated" in capsys.readouterr().out
+    page = browser.get(reverse("staff:jobs"))  # the browser still logged in
+    assert page.status_code == 302 and "/accounts/login/" in page["Location"]
+    assert not Client().login(username="leaver@example.com", password="pw-1")
+    with pytest.raises(CommandError, match="no staff account"):
+        call_command("deactivatestaff", email="nobody@example.com")
+
+    call_command("createstaff", email="leaver@example.com", role="box-office")
+    assert browser.login(username="leaver@example.com", password="pw-1")
+    assert browser.get(reverse("staff:performances")).status_code == 200
+    assert browser.get(reverse("staff:jobs")).status_code == 403
+
+
 def test_the_demo_creates_one_staff_account_and_prints_it_once(db):
     import io
 
