@@ -28,6 +28,7 @@ import shutil
 import sqlite3
 import tarfile
 import tempfile
+from contextlib import closing
 from datetime import datetime
 from pathlib import Path
 
@@ -149,6 +150,8 @@ def restore(archive: Path, *, now: datetime, replace: bool = False) -> list[str]
                 "exist: restore with --replace (they are kept beside it)"
             )
         connections["default"].close()
+        if sqlite is not None and sqlite.exists():
+            _fold_log(sqlite)
         for name in found:
             target = targets[name]
             if _present(target) and not _same(target, Path(work) / name):
@@ -161,6 +164,16 @@ def restore(archive: Path, *, now: datetime, replace: bool = False) -> list[str]
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.move(Path(work) / name, target)
     return found
+
+
+def _fold_log(sqlite: Path) -> None:
+    """Write what SQLite's write-ahead log holds into its database file, and
+    remove the log. A Marquee that was killed (a crash, the reason for many
+    a restore) leaves its log beside the file: kept there, it would be
+    played onto the restored file (accounts and sessions of after the
+    backup, or a corrupt file), and the data kept aside would lack it."""
+    with closing(sqlite3.connect(sqlite)) as database:
+        database.execute("PRAGMA journal_mode=DELETE")
 
 
 def _present(path: Path) -> bool:

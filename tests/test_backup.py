@@ -4,7 +4,10 @@ processes, the real embedded server and Django's SQLite file."""
 import io
 import shutil
 import sqlite3
+import subprocess
+import sys
 import tarfile
+from contextlib import closing
 
 from pymongo import MongoClient
 
@@ -50,9 +53,21 @@ def _order(var_dir):
         server.stop()
 
 
-def _staff(var_dir) -> list[str]:
-    with sqlite3.connect(var_dir / "db.sqlite3") as db:
+def _staff(var_dir, name="db.sqlite3") -> list[str]:
+    with closing(sqlite3.connect(var_dir / name)) as db:
         return [row[0] for row in db.execute("select email from auth_user")]
+
+
+def _crash_after(sqlite, statement: str) -> None:
+    """A process that writes to Django's SQLite file as Marquee's processes
+    do (write-ahead log) and is killed before it closes it: its log stays
+    beside the file, holding the write."""
+    script = (
+        "import os, sqlite3, sys; db = sqlite3.connect(sys.argv[1]); "
+        "db.execute('PRAGMA journal_mode=WAL'); db.execute(sys.argv[2]); "
+        "db.commit(); os._exit(0)"
+    )
+    subprocess.run([sys.executable, "-c", script, str(sqlite), statement], check=True)
 
 
 def test_a_backup_puts_the_shop_back_after_its_data_is_lost(tmp_path):
@@ -88,6 +103,22 @@ def test_a_restore_over_data_keeps_that_data_aside(tmp_path):
     )
     assert kept == ["db.sqlite3", "mongo"]  # the key was the same: not twice
     assert _order(tmp_path)["_id"] == "MQ-1"
+
+
+def test_a_restore_after_a_crash_puts_back_the_backups_accounts_only(tmp_path):
+    """The crashed Marquee's SQLite log is not played onto the restored
+    file; what it held is in the copy kept aside."""
+    env = _shop_with_data(tmp_path)
+    archive = _backup(env, tmp_path / "copies")
+    _crash_after(tmp_path / "db.sqlite3", "update auth_user set email = 'late@x.com'")
+    assert (tmp_path / "db.sqlite3-wal").exists()
+
+    restored = manage("restore", archive, "--replace", env=env)
+
+    assert restored.returncode == 0, restored.stderr
+    assert _staff(tmp_path) == ["ann@example.com"]
+    (kept,) = tmp_path.glob("db.sqlite3.replaced-*")
+    assert _staff(tmp_path, kept.name) == ["late@x.com"]
 
 
 def test_both_refuse_while_a_marquee_runs_on_the_data(tmp_path):
