@@ -215,6 +215,7 @@ def test_one_sigterm_to_the_group_stops_once_cleanly_with_the_socket_in_var(
             kill_tagged(env["MARQUEE_PROCESS_TAG"])
     output = serve.stdout.read()
     assert "Traceback" not in output, output
+    assert "did not stop" not in output, output  # none had to be killed
     assert SECRET not in output, output
     assert '"GET /orders/MQ-1/[hidden]/ HTTP/1.1" 404' in output
     assert "Not Found: /orders/MQ-1/[hidden]/" in output

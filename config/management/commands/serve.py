@@ -41,8 +41,9 @@ def control_socket_args(port: int) -> list[str]:
 class Children:
     """Child processes, each in its own session so the whole group can be stopped."""
 
-    def __init__(self):
+    def __init__(self, log=print):
         self.procs: dict[str, subprocess.Popen] = {}
+        self.log = log
 
     def spawn(self, name: str, args: list[str], env: dict) -> None:
         self.procs[name] = subprocess.Popen(
@@ -60,12 +61,19 @@ class Children:
         return None
 
     def stop(self, timeout: float = 15.0) -> None:
+        # Each child is asked, not its group: gunicorn's master and
+        # django-q2's cluster stop their own workers. A cluster whose
+        # processes all get the signal at once hangs (its sentinel dies
+        # with a lock the cluster then waits on) until it is killed, its
+        # running job with it.
         for proc in self.procs.values():
-            _signal_group(proc, signal.SIGTERM)
-        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.terminate()
+        for name, proc in self.procs.items():
             try:
                 proc.wait(timeout)
             except subprocess.TimeoutExpired:
+                self.log(f"{name} did not stop within {timeout:g} s: killed")
                 _signal_group(proc, signal.SIGKILL)
                 proc.wait()
         # A group may outlive its leader (qcluster's workers): sweep it.
@@ -122,7 +130,7 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, _interrupt)
         embedded = None
         supervisor = None
-        children = Children()
+        children = Children(log=self.stderr.write)
         try:
             uri = settings.MONGODB_URI
             if uri is None:
