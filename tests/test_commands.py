@@ -179,6 +179,42 @@ def test_serve_runs_the_whole_stack_and_stops_leaving_no_process(tmp_path):
     assert "Marquee stopped" in output
 
 
+def test_a_first_run_stopped_while_loading_the_demo_loads_it_at_the_next(tmp_path):
+    """Ctrl-C while the demo loads leaves part of a catalogue and no staff
+    account; the next start must not take that for a shop."""
+    env = command_env(tmp_path)
+
+    def serve(port: int, items: int) -> subprocess.Popen:
+        return subprocess.Popen(
+            [sys.executable, MANAGE, "serve", "--port", str(port)]
+            + ["--demo-items", str(items)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    first = serve(free_port(), 5000)
+    try:
+        while "loading demo data" not in (line := first.stdout.readline()):
+            assert line, "serve ended before loading the demo"
+        first.send_signal(signal.SIGTERM)
+        assert first.wait(timeout=60) == 0
+        assert "Staff account" not in first.stdout.read()
+
+        port = free_port()
+        again = serve(port, 12)
+        _wait_until_serving(f"http://127.0.0.1:{port}/healthz", again, within=180)
+        again.send_signal(signal.SIGTERM)
+        assert again.wait(timeout=60) == 0
+    finally:
+        kill_tagged(env["MARQUEE_PROCESS_TAG"])  # failed half-way: leave nothing
+    output = again.stdout.read()
+    assert "Staff account (shown once): staff@marquee.example" in output
+    assert "catalog: 12 items" in output
+    assert "loading demo data (the last start stopped before it was done)" in output
+
+
 def test_one_sigterm_to_the_group_stops_once_cleanly_with_the_socket_in_var(
     tmp_path,
 ):

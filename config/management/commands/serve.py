@@ -38,6 +38,24 @@ def control_socket_args(port: int) -> list[str]:
     return ["--control-socket", str(path)]
 
 
+# A demo load cut short (Ctrl-C during a first run) leaves a database that is
+# no longer empty, yet holds part of a catalogue and no staff account: the
+# mark, set while it loads, has the next start load it again.
+_DEMO_MARK = {"_id": "demo_load"}
+
+
+def _demo_unfinished() -> bool:
+    return mongo.db().setup_marks.count_documents(_DEMO_MARK) > 0
+
+
+def _mark_demo_unfinished(unfinished: bool) -> None:
+    marks = mongo.db().setup_marks
+    if unfinished:
+        marks.replace_one(_DEMO_MARK, _DEMO_MARK, upsert=True)
+    else:
+        marks.delete_one(_DEMO_MARK)
+
+
 class Children:
     """Child processes, each in its own session so the whole group can be stopped."""
 
@@ -201,9 +219,15 @@ class Command(BaseCommand):
         call_command("convert_data", **quiet)
         call_command("setup_schedules", **quiet)
         demo = opts["demo"]
-        if demo or (demo is None and first_run):
-            self.stdout.write("loading demo data")
+        unfinished = _demo_unfinished()
+        if demo or (demo is None and (first_run or unfinished)):
+            _mark_demo_unfinished(True)
+            self.stdout.write(
+                "loading demo data"
+                + (" (the last start stopped before it was done)" if unfinished else "")
+            )
             call_command("load_demo", items=opts["demo_items"])
+            _mark_demo_unfinished(False)
         if not opts["dev"]:
             call_command("collectstatic", interactive=False, **quiet)
 
