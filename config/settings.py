@@ -5,10 +5,12 @@ environment; the defaults run the whole stack on one machine with the embedded
 MongoDB-compatible server and SQLite, both under ``var/``.
 """
 
+import logging
 import os
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import dj_database_url
 import dj_email_url
@@ -195,6 +197,13 @@ AUTH_PASSWORD_VALIDATORS = [
 
 LANGUAGE_CODE = "en-gb"
 TIME_ZONE = os.environ.get("MARQUEE_TIME_ZONE", "Europe/London")
+try:
+    ZoneInfo(TIME_ZONE)
+except (ValueError, ZoneInfoNotFoundError):
+    raise ImproperlyConfigured(
+        "MARQUEE_TIME_ZONE must be a time zone such as Europe/London, "
+        f"not {TIME_ZONE!r}."
+    ) from None
 USE_I18N = True
 USE_TZ = True
 
@@ -286,6 +295,12 @@ Q_CLUSTER = {
     "label": "Scheduled jobs",
 }
 
+LOG_LEVEL = os.environ.get("MARQUEE_LOG_LEVEL", "INFO").strip().upper()
+if LOG_LEVEL not in logging.getLevelNamesMapping():
+    raise ImproperlyConfigured(
+        "MARQUEE_LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL, "
+        f"not {LOG_LEVEL!r}."
+    )
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -321,7 +336,7 @@ LOGGING = {
     },
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
-        "marquee": {"level": os.environ.get("MARQUEE_LOG_LEVEL", "INFO")},
+        "marquee": {"level": LOG_LEVEL},
         "django_q": {"level": "WARNING"},
         "django": {"handlers": ["console"], "level": "INFO", "propagate": False},
         "django.server": {

@@ -101,6 +101,20 @@ def test_an_address_that_cannot_work_stops_the_start_naming_it(tmp_path, name, v
     assert "s3cret" not in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("MARQUEE_TIME_ZONE", "Europe/Londn"), ("MARQUEE_LOG_LEVEL", "verbose")],
+)
+def test_a_name_that_cannot_work_stops_the_start_naming_it(tmp_path, name, value):
+    """Not a traceback ending in "Unable to configure logger 'marquee'"."""
+    result = manage("check", env=command_env(tmp_path, **{name: value}))
+
+    assert result.returncode == 1
+    line = _one_line(result.stderr)
+    assert line.startswith(f"Marquee cannot start: {name} must be")
+    assert value.upper() in line.upper()
+
+
 def _get(url: str) -> int:
     with urllib.request.urlopen(url, timeout=5) as response:
         return response.status
