@@ -150,11 +150,17 @@ TEMPLATES = [
 
 # The Django ORM keeps framework tables only (auth, django-q2 schedules and
 # results). Domain data lives in MongoDB; see config/mongo.py.
-DATABASES = {
-    "default": dj_database_url.config(
-        default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}", conn_max_age=60
-    )
-}
+try:
+    DATABASES = {
+        "default": dj_database_url.config(
+            default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}", conn_max_age=60
+        )
+    }
+except ValueError:  # its message may not name the variable; ours never the URL
+    raise ImproperlyConfigured(
+        "DATABASE_URL must be a database's address, such as "
+        "postgres://user:password@host:5432/marquee."
+    ) from None
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Web workers and the qcluster write concurrently: WAL lets readers go on
     # while one writes, IMMEDIATE takes the write lock up front instead of

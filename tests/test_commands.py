@@ -86,6 +86,7 @@ def test_a_setting_that_cannot_work_stops_the_start_naming_it(tmp_path, name, va
         ("EMAIL_URL", "smtp://shop:s3cret@mail.example.com:twenty-five/"),
         ("MARQUEE_SITE_URL", "shop.example.com"),
         ("DJANGO_ALLOWED_HOSTS", " , "),
+        ("DATABASE_URL", "postgress://shop:s3cret@db.example.com/marquee"),
     ],
 )
 def test_an_address_that_cannot_work_stops_the_start_naming_it(tmp_path, name, value):
