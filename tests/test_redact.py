@@ -201,3 +201,24 @@ def test_a_refused_staff_page_is_logged_in_one_line_without_a_traceback(db):
     lines = written.getvalue().splitlines()
     assert any("Forbidden (Permission denied): /staff/" in line for line in lines)
     assert "Traceback" not in written.getvalue()
+
+
+def test_a_request_for_another_host_is_logged_in_one_line_without_a_traceback():
+    """Scanners ask for the site under any name: one line each, naming the
+    host, not a screenful of DisallowedHost's traceback."""
+    import io
+
+    from django.test import Client
+
+    (console,) = [
+        h for h in logging.getLogger("django").handlers if h.name == "console"
+    ]
+    written = io.StringIO()
+    before = console.setStream(written)
+    try:
+        assert Client(HTTP_HOST="scanner.example").get("/").status_code == 400
+    finally:
+        console.setStream(before)
+
+    assert "Invalid HTTP_HOST header: 'scanner.example'" in written.getvalue()
+    assert "Traceback" not in written.getvalue()
