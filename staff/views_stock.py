@@ -10,12 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from catalog.errors import AlreadyRecorded
 from catalog.selectors.stock import stock_ledger, stock_low
-from catalog.selectors.stock_report import (
-    TITLED_MAX,
-    sku_store_counts,
-    stock_report,
-    stock_row,
-)
+from catalog.selectors.stock_report import sku_store_counts, stock_report, stock_row
 from catalog.selectors.stores import stores_list
 from config.http import answers_refusals, not_found, valid
 from staff.access import staff_permission
@@ -62,8 +57,7 @@ def stock(request):
             form=form,
             rows=page.rows if page else [],
             next_after=page.next_after if page else None,
-            titles_capped=page.titles_capped if page else False,
-            titled_max=TITLED_MAX,
+            titles_capped_at=page.titles_capped_at if page else None,
             params=_page_params(request),
             store=store,
             section="stock",

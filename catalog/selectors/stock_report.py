@@ -85,7 +85,7 @@ def _skus(
 
 
 # Items a title search reads at most: their SKUs are then paged. A search
-# that names more says so (``StockPage.titles_capped``): staff add a word.
+# that names more says so (``StockPage.titles_capped_at``): staff add a word.
 TITLED_MAX = 1_000
 
 
@@ -107,9 +107,10 @@ class StockPage:
     rows: list[StockRow]
     # The SKU the next page starts after; None on the last page.
     next_after: str | None
-    # The title's words matched more than TITLED_MAX items: only the first
-    # TITLED_MAX (by item id) are listed.
-    titles_capped: bool = False
+    # The title's words matched more items than a search reads (TITLED_MAX,
+    # as it was): only that many, the first by item id, are listed. None:
+    # the search read every item it names.
+    titles_capped_at: int | None = None
 
 
 def stock_report(
@@ -127,7 +128,11 @@ def stock_report(
     skus = _skus(q, items, store_lines, limit + 1, after)
     more = len(skus) > limit
     skus = skus[:limit]
-    return StockPage(_rows(skus, store_lines), skus[-1] if more else None, capped)
+    return StockPage(
+        _rows(skus, store_lines),
+        skus[-1] if more else None,
+        TITLED_MAX if capped else None,
+    )
 
 
 def stock_row(*, sku: str) -> StockRow | None:

@@ -357,22 +357,25 @@ def test_deactivatestaff_logs_an_account_out_for_good_until_made_staff_again(
     db, capsys
 ):
     call_command(
-        "createstaff", email="leaver@example.com", role="administrator", password="pw-1"
+        "createstaff",
+        email="leaver@example.com",
+        role="administrator",
+        password="leaver-pw-123",
     )
     browser = Client()
-    assert browser.login(username="leaver@example.com", password="pw-1")
+    assert browser.login(username="leaver@example.com", password="leaver-pw-123")
 
     call_command("deactivatestaff", email="Leaver@Example.com")
 
     assert "leaver@example.com deactivated" in capsys.readouterr().out
     page = browser.get(reverse("staff:jobs"))  # the browser still logged in
     assert page.status_code == 302 and "/accounts/login/" in page["Location"]
-    assert not Client().login(username="leaver@example.com", password="pw-1")
+    assert not Client().login(username="leaver@example.com", password="leaver-pw-123")
     with pytest.raises(CommandError, match="no staff account"):
         call_command("deactivatestaff", email="nobody@example.com")
 
     call_command("createstaff", email="leaver@example.com", role="box-office")
-    assert browser.login(username="leaver@example.com", password="pw-1")
+    assert browser.login(username="leaver@example.com", password="leaver-pw-123")
     assert browser.get(reverse("staff:performances")).status_code == 200
     assert browser.get(reverse("staff:jobs")).status_code == 403
 
