@@ -91,22 +91,10 @@ def card_declined(sender, *, request, **kwargs) -> None:
     count_decline(request)
 
 
-class DeclineLimitMiddleware:
-    """429 for a checkout POST once the shopper's declined cards reached a
-    limit, before the view runs (after CSRF's check: a forged POST is
-    refused as such and costs no read)."""
-
-    def __init__(self, get_response):
-        self.get_response = get_response
-
-    def __call__(self, request):
-        return self.get_response(request)
-
-    def process_view(self, request, view, args, kwargs):
-        match = request.resolver_match
-        if request.method != "POST" or match is None or match.view_name != CHECKOUT:
-            return None
-        now = datetime.now(UTC)
-        if not declines_exhausted(request, now=now):
-            return None
-        return declines_refused(request, now=now)
+def declines_refusal(request):
+    """The 429 for a checkout once the shopper's declined cards reached a
+    limit, or None."""
+    now = datetime.now(UTC)
+    if not declines_exhausted(request, now=now):
+        return None
+    return declines_refused(request, now=now)

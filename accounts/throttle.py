@@ -103,31 +103,18 @@ def within_limits(request) -> bool:
     return ok
 
 
-class ThrottleMiddleware:
-    """429 for a hold or an add over its limits, before the view runs."""
-
-    def __init__(self, get_response):
-        self.get_response = get_response
-
-    def __call__(self, request):
-        return self.get_response(request)
-
-    def process_view(self, request, view, args, kwargs):
-        match = request.resolver_match
-        if request.method != "POST" or match is None:
-            return None
-        if match.view_name not in THROTTLED or within_limits(request):
-            return None
-        seconds = window_left(settings.THROTTLE_WINDOW_SECONDS)
-        if getattr(request, "htmx", False):
-            # A toast where the page shows its messages (base.html lets htmx
-            # swap a 429); the page itself stays as it is.
-            response = render(
-                request, "_throttled.html", {"seconds": seconds}, status=429
-            )
-            response["HX-Retarget"] = "#toasts"
-            response["HX-Reswap"] = "beforeend"
-        else:
-            response = render(request, "429.html", {"seconds": seconds}, status=429)
-        response["Retry-After"] = str(seconds)
-        return response
+def throttle_refusal(request):
+    """The 429 for a hold or an add over its limits, or None (counted)."""
+    if within_limits(request):
+        return None
+    seconds = window_left(settings.THROTTLE_WINDOW_SECONDS)
+    if getattr(request, "htmx", False):
+        # A toast where the page shows its messages (base.html lets htmx
+        # swap a 429); the page itself stays as it is.
+        response = render(request, "_throttled.html", {"seconds": seconds}, status=429)
+        response["HX-Retarget"] = "#toasts"
+        response["HX-Reswap"] = "beforeend"
+    else:
+        response = render(request, "429.html", {"seconds": seconds}, status=429)
+    response["Retry-After"] = str(seconds)
+    return response

@@ -121,8 +121,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "accounts.throttle.ThrottleMiddleware",
-    "accounts.declines.DeclineLimitMiddleware",
+    "accounts.middleware.LimitsMiddleware",
     "axes.middleware.AxesMiddleware",
     # Last, so it sees every view's database failure first hand.
     "config.middleware.DatabaseOutageMiddleware",
