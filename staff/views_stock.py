@@ -55,9 +55,7 @@ def stock(request):
         _context(
             request,
             form=form,
-            rows=page.rows if page else [],
-            next_after=page.next_after if page else None,
-            titles_capped_at=page.titles_capped_at if page else None,
+            page=page,
             params=_page_params(request),
             store=store,
             section="stock",
