@@ -87,7 +87,8 @@ def declines_refused(request, *, now: datetime | None = None):
 
 
 def card_declined(sender, *, request, **kwargs) -> None:
-    """``shop.events.card_declined``'s receiver."""
+    """``shop.events.card_declined``'s receiver: the decline counts against
+    the request's session and client address."""
     count_decline(request)
 
 

@@ -29,13 +29,15 @@ cart_moved = Signal()
 orders_paid = Signal()
 
 # --- What a shopper did, sent by the shop's views once the service has made
-# the change (the activity log listens; nothing else depends on them).
+# the change (the activity log listens to the first two, the accounts app's
+# decline limit to card_declined).
 # request, owner, sku, item_id, delta: units added (> 0) or taken out (< 0).
 cart_line_changed = Signal()
 # request, owner, hold (the SeatHold the service returned), held: True for a
 # hold, False for a release.
 seats_changed = Signal()
-# request, owner: the provider declined the card of a checkout (CardDeclined;
+# request: the provider declined the card of this checkout (CardDeclined;
 # not a provider's own failure). The accounts app counts it against the
-# session's and the address's decline limits (accounts/declines.py).
+# request's session and client address (accounts/declines.py), which is all
+# a decline limit needs: no owner is sent.
 card_declined = Signal()

@@ -85,7 +85,7 @@ def _checkout_refused(request, exc: DomainError):
         messages.info(request, say.CART_EMPTY_AT_CHECKOUT)
         return redirect("shop:cart")
     if isinstance(exc, CardDeclined):
-        events.card_declined.send(sender=None, request=request, owner=owner_of(request))
+        events.card_declined.send(sender=None, request=request)
     kept = ("email", *ADDRESS_FIELDS)
     request.session[REFUSED] = {
         "data": {name: request.POST.get(name, "")[:254] for name in kept},

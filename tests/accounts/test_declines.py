@@ -219,3 +219,26 @@ def test_the_check_is_one_read_by_id(mongo_db, product, listen):
 
     assert [name for name, _ in commands.sent] == ["find"]
     assert list(commands.sent[0][1]) == ["_id"]
+
+
+def test_a_decline_is_announced_with_the_request_alone(mongo_db, product):
+    """``shop.events.card_declined`` carries what its comment says, the
+    request: the decline limit counts its session and address, nothing
+    else (no owner)."""
+    from shop import events
+
+    heard = []
+
+    def listener(sender, **kwargs):
+        heard.append(kwargs)
+
+    events.card_declined.connect(listener, dispatch_uid="test.declines.heard")
+    try:
+        client, cart_id = shopper(mongo_db)
+        pay(client, cart_id, DECLINED_CARD)
+    finally:
+        events.card_declined.disconnect(dispatch_uid="test.declines.heard")
+
+    (announced,) = heard
+    assert set(announced) == {"signal", "request"}
+    assert announced["request"].path == "/checkout/"
