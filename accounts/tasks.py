@@ -1,9 +1,15 @@
 """django-q2 tasks that send email. Each is safe to run twice, at once too
 (an order's email is claimed before it is sent, by one insert: only its
 claimant sends it) and retries itself: a failed send schedules the next
-attempt, waiting twice as long each time, up to ``MAIL_ATTEMPTS`` in all."""
+attempt, waiting twice as long each time, up to ``MAIL_ATTEMPTS`` in all.
+
+Each failed attempt is logged once (``marquee.accounts.mail``: a warning,
+an error for the last), with the email's kind, its recipient's id (the
+order's or the account's, never the address) and the failure's class and
+message, any address or link in it replaced (``failure_reason``)."""
 
 import logging
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -27,13 +33,53 @@ log = logging.getLogger("marquee.accounts.mail")
 CLAIM_STALE = timedelta(minutes=10)
 
 
-def _retry(task: str, args: tuple, attempt: int, exc: Exception) -> str:
+# What a mail server's refusal may quote back (SMTPRecipientsRefused is a
+# dict keyed by the address; a reply may quote a link of the message).
+_ADDRESS = re.compile(r"[^\s<>()\[\]{}'\",;:]+@[^\s<>()\[\]{}'\",;:]+")
+_LINK = re.compile(r"\w+://\S+")
+_REASON_LENGTH = 300
+
+
+def failure_reason(exc: BaseException) -> str:
+    """``exc``'s class and message for the log, any email address and link
+    in the message replaced: a mail server's refusal quotes the recipient
+    (``SMTPRecipientsRefused``: ``{'ada@example.com': (550, ...)}``), and
+    an account email's link is a credential. Cut to a line's length."""
+    message = _LINK.sub("[link]", _ADDRESS.sub("[address]", str(exc)))
+    message = " ".join(message.split())
+    if len(message) > _REASON_LENGTH:
+        message = message[: _REASON_LENGTH - 3] + "..."
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def _retry(
+    task: str, args: tuple, attempt: int, exc: Exception, *, kind: str, to: str
+) -> str:
+    """Log why ``task`` failed (once per attempt: a warning, an error at the
+    last), naming the email's ``kind`` and its recipient (``to``: "order
+    <id>" or "user <id>", never the address), and schedule the next
+    attempt; "retrying", or "failed" after the last."""
+    reason = failure_reason(exc)
     if attempt >= settings.MAIL_ATTEMPTS:
-        log.error("%s%r: giving up after %d attempts: %s", task, args, attempt, exc)
+        log.error(
+            "the %s email to %s could not be sent; giving up (attempt %d of %d): %s",
+            kind,
+            to,
+            attempt,
+            settings.MAIL_ATTEMPTS,
+            reason,
+        )
         return "failed"
     wait = settings.MAIL_RETRY_SECONDS * 2 ** (attempt - 1)
     log.warning(
-        "%s%r: attempt %d failed (%s); again in %ss", task, args, attempt, exc, wait
+        "the %s email to %s could not be sent (attempt %d of %d): %s; "
+        "trying again in %ss",
+        kind,
+        to,
+        attempt,
+        settings.MAIL_ATTEMPTS,
+        reason,
+        wait,
     )
     schedule(
         f"accounts.tasks.{task}",
@@ -77,7 +123,14 @@ def send_order_email(
         # This run's claim goes (not one a later run took over), so the
         # retry, or a concurrent run, may send it.
         SentEmail.coll().delete_one({"_id": key, "sending": True, "at": claim.at})
-        return _retry("send_order_email", (order_id, kind), attempt, exc)
+        return _retry(
+            "send_order_email",
+            (order_id, kind),
+            attempt,
+            exc,
+            kind=kind,
+            to=f"order {order_id}",
+        )
     SentEmail.coll().update_one(
         {"_id": key}, {"$set": {"at": timezone.now()}, "$unset": {"sending": ""}}
     )
@@ -126,14 +179,22 @@ def send_order_emails(order_ids: list[str], kind: str) -> str:
     connection = get_connection()
     try:
         connection.open()
-    except Exception:
-        log.warning("mail server unreachable; each email will try on its own")
+    except Exception as exc:
+        # Each email then tries on its own, and logs its own failure.
+        log.info("mail server unreachable for a batch: %s", failure_reason(exc))
     try:
         for order_id in order_ids:
             try:
                 outcome = send_order_email(order_id, kind, connection=connection)
             except Exception as exc:
-                outcome = _retry("send_order_email", (order_id, kind), 1, exc)
+                outcome = _retry(
+                    "send_order_email",
+                    (order_id, kind),
+                    1,
+                    exc,
+                    kind=kind,
+                    to=f"order {order_id}",
+                )
             outcomes.append(outcome)
     finally:
         connection.close()
@@ -156,5 +217,12 @@ def send_account_email(kind: str, user_id: int, *rest) -> str:
             return "nothing to send"
         message.send()
     except Exception as exc:
-        return _retry("send_account_email", (kind, user_id), attempt, exc)
+        return _retry(
+            "send_account_email",
+            (kind, user_id),
+            attempt,
+            exc,
+            kind=kind,
+            to=f"user {user_id}",
+        )
     return "sent"

@@ -1,10 +1,13 @@
 """The shop's emails and the tickets to keep: the order confirmation lands
 in the file backend with the PDF attached, whose QR codes decode to the
-ticket codes; the refund confirmation; retries; the order page's QR codes,
-PDF and calendar files."""
+ticket codes; the refund confirmation; retries, and the log line of an
+email that could not be sent; the order page's QR codes, PDF and calendar
+files."""
 
 import io
+import logging
 import socket
+import threading
 from datetime import timedelta
 
 import pytest
@@ -305,3 +308,133 @@ def test_a_checkout_finished_after_a_crash_sends_the_confirmation_once(
     assert message["To"] == "crash@example.com"
     assert order["number"] in message["Subject"]
     assert mongo_db.carts.find_one({"_id": cart_id})["state"] == "complete"
+
+
+# --- what an email that cannot be sent leaves in the log -----------------------------
+
+
+def mail_failures(caplog) -> list[logging.LogRecord]:
+    """The mail tasks' records of warning level and above."""
+    return [
+        record
+        for record in caplog.records
+        if record.name == "marquee.accounts.mail" and record.levelno >= logging.WARNING
+    ]
+
+
+@pytest.fixture
+def refusing_mail_server(settings):
+    """A mail server on a local port that takes the connection and refuses
+    every recipient, quoting the address back as real servers do
+    (``550 5.1.1 <ada@example.com>: ...``)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    address = listener.getsockname()
+    stop = threading.Event()
+
+    def serve():
+        while True:
+            conn, _ = listener.accept()
+            if stop.is_set():
+                conn.close()
+                return
+            with conn, conn.makefile("rb") as lines:
+                conn.sendall(b"220 mail.test ESMTP\r\n")
+                for line in lines:
+                    verb = line[:4].upper()
+                    if verb == b"RCPT":
+                        to = line.split(b":", 1)[1].strip()
+                        conn.sendall(b"550 5.1.1 " + to + b": no such mailbox\r\n")
+                    elif verb == b"QUIT":
+                        conn.sendall(b"221 bye\r\n")
+                        break
+                    else:
+                        conn.sendall(b"250 ok\r\n")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = address
+    settings.EMAIL_TIMEOUT = 5
+    yield
+    stop.set()
+    socket.create_connection(address).close()  # wakes the accept
+    thread.join(timeout=5)
+    listener.close()
+
+
+def test_an_order_email_that_cannot_be_sent_is_logged_once_with_why_and_whose(
+    client, mongo_db, show, settings, caplog
+):
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", closed_port()
+    settings.EMAIL_TIMEOUT = 2
+
+    order, _ = buy_seats(client, mongo_db, show, seats=("0-0",))
+
+    (failure,) = mail_failures(caplog)
+    line = failure.getMessage()
+    assert failure.levelno == logging.WARNING  # a retry is scheduled
+    assert f"the paid email to order {order['_id']} could not be sent" in line
+    assert "ConnectionRefusedError: [Errno 111]" in line
+    assert "attempt 1 of 5" in line
+    assert "ada@example.com" not in line
+
+
+def test_a_refused_recipient_is_logged_with_its_order_never_its_address(
+    client, mongo_db, show, refusing_mail_server, caplog
+):
+    order, _ = buy_seats(client, mongo_db, show, seats=("0-0",))
+
+    (failure,) = mail_failures(caplog)
+    line = failure.getMessage()
+    assert f"the paid email to order {order['_id']}" in line
+    # The server's refusal, its code and words, without the address it quoted.
+    assert "SMTPRecipientsRefused" in line
+    assert "550" in line and "no such mailbox" in line
+    assert "[address]" in line
+    assert "ada@example.com" not in caplog.text
+    (retry,) = Schedule.objects.all()
+    assert retry.func == "accounts.tasks.send_order_email"
+
+
+def test_an_account_email_given_up_is_an_error_naming_the_user_not_the_link(
+    client, ada, settings, caplog
+):
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", closed_port()
+    settings.EMAIL_TIMEOUT = 2
+    settings.MAIL_ATTEMPTS = 1
+
+    client.post("/accounts/password/reset/", {"email": ada.email})
+
+    (failure,) = mail_failures(caplog)
+    line = failure.getMessage()
+    assert failure.levelno == logging.ERROR
+    assert f"the reset email to user {ada.pk} could not be sent" in line
+    assert "giving up (attempt 1 of 1)" in line
+    assert "ConnectionRefusedError" in line
+    assert ada.email not in caplog.text
+    assert "/accounts/password/reset/" not in caplog.text
+    assert not Schedule.objects.exists()
+
+
+def test_a_failures_reason_keeps_its_class_and_words_not_an_address_or_link():
+    from smtplib import SMTPDataError
+
+    from accounts.tasks import failure_reason
+
+    refused = SMTPDataError(
+        554,
+        b"rejected: http://testserver/accounts/password/reset/MQ/abc-123/"
+        b" for <bob@example.com>",
+    )
+
+    reason = failure_reason(refused)
+
+    assert reason.startswith("SMTPDataError: (554, b'rejected: ")
+    assert "bob@example.com" not in reason and "<[address]>" in reason
+    assert "abc-123" not in reason and "[link]" in reason
+    # One line, and one of a bearable length.
+    assert failure_reason(RuntimeError("one\ntwo")) == "RuntimeError: one two"
+    assert failure_reason(TimeoutError()) == "TimeoutError"
+    assert len(failure_reason(ValueError("x" * 1000))) < 400
