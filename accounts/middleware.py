@@ -4,14 +4,22 @@ such and costs no count or read).
 
 * holds and adds over the throttle (``accounts/throttle.py``);
 * a checkout once the shopper's declined cards reached a limit
-  (``accounts/declines.py``).
+  (``accounts/declines.py``);
+* sign-ups and password reset requests over their hourly limits
+  (``accounts/formlimits.py``).
 """
 
 from accounts.declines import CHECKOUT, declines_refusal
+from accounts.formlimits import RESET, SIGNUP, reset_refusal, signup_refusal
 from accounts.throttle import THROTTLED, throttle_refusal
 
 # url name -> its check: a 429 response, or None to let the view run.
-LIMITED = {**dict.fromkeys(THROTTLED, throttle_refusal), CHECKOUT: declines_refusal}
+LIMITED = {
+    **dict.fromkeys(THROTTLED, throttle_refusal),
+    CHECKOUT: declines_refusal,
+    SIGNUP: signup_refusal,
+    RESET: reset_refusal,
+}
 
 
 class LimitsMiddleware:

@@ -19,7 +19,9 @@ from shop.identity import owner_of
 from shop.services.order_owners import orders_attach_by_email
 
 
-def _next(request) -> str:
+def next_page(request) -> str:
+    """Where a sign-up goes once done: the form's ``next`` if it is this
+    site's, else My orders."""
     wanted = request.POST.get("next") or request.GET.get("next") or ""
     if url_has_allowed_host_and_scheme(
         wanted, allowed_hosts={request.get_host()}, require_https=request.is_secure()
@@ -43,9 +45,14 @@ def signup(request):
             # Logging in attaches this browser's cart and orders (shop.signals).
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
             messages.success(request, "Welcome to Marquee: your account is ready.")
-            return redirect(_next(request))
-    status = 400 if request.method == "POST" else 200
-    context = {"form": form, "next": _next(request)}
+            return redirect(next_page(request))
+    return signup_page(request, form, status=400 if request.method == "POST" else 200)
+
+
+def signup_page(request, form, *, status: int, limited: dict | None = None):
+    """The sign-up form; ``limited``: what the sign-up limit's refusal says
+    above it (``accounts/formlimits.py``)."""
+    context = {"form": form, "next": next_page(request), "limited": limited}
     return render(request, "registration/signup.html", context, status=status)
 
 

@@ -431,6 +431,14 @@ DECLINES_PER_ADDRESS = _env_number("MARQUEE_DECLINES_PER_ADDRESS", 20, minimum=1
 # Account emails (password reset, order claim) per account per hour: a
 # form anyone may post must not become a way to flood someone's inbox.
 ACCOUNT_EMAILS_PER_HOUR = _env_number("MARQUEE_ACCOUNT_EMAILS_PER_HOUR", 3)
+# Sign-up POSTs (every one, a refused one too: the form says whether an
+# email has an account) per client address and per session per hour, and
+# password reset requests per client address per hour: more get the form
+# again with 429 (accounts/formlimits.py). A family or an office behind one
+# address stays well under them.
+SIGNUPS_PER_ADDRESS = _env_number("MARQUEE_SIGNUPS_PER_ADDRESS", 20, minimum=1)
+SIGNUPS_PER_SESSION = _env_number("MARQUEE_SIGNUPS_PER_SESSION", 10, minimum=1)
+RESETS_PER_ADDRESS = _env_number("MARQUEE_RESETS_PER_ADDRESS", 10, minimum=1)
 # On logging in, the orders this browser placed anonymously in the last so
 # many minutes become the account's. Older ones (a shared computer's
 # earlier customer, say) stay where they are, claimable by their email.
