@@ -11,7 +11,8 @@ from config.documents import Document
 class AuditEntry(Document):
     """One thing that happened, append-only: never updated, never deleted.
 
-    ``actor`` is ``staff:<username>``, ``shopper`` or a job's name;
+    ``actor`` is ``staff:<username>``, ``shopper``, ``job:<name>`` or
+    ``command:<name>``;
     ``object_kind``/``object_id`` name what changed (``order``/number,
     ``cart``/id); ``before``/``after`` are its states around the change.
     """

@@ -91,18 +91,27 @@ def create_staff(*, email: str, role: str, password: str | None = None):
     An existing user with that email is made staff (again, if it was
     deactivated) and moved to the role; its password is changed only when
     ``password`` is given (moving someone to another role must not lock
-    them out).
+    them out); a new account without one has an unusable password.
+
+    No rule is checked here and nothing is audited: the back office's
+    changes go through ``staff.services.team``, which does both.
     """
     name = role_named(role)
     groups = ensure_roles()
     users = get_user_model()
     email = email.strip().lower()
-    user, _ = users.objects.get_or_create(username=email, defaults={"email": email})
+    user, created = users.objects.get_or_create(
+        username=email, defaults={"email": email}
+    )
     user.email = email
     user.is_staff = True
     user.is_active = True
     if password is not None:
         user.set_password(password)
+    elif created:
+        # No password until its owner chooses one (the emailed link): never
+        # the empty one, which only fails to match by chance of the hasher.
+        user.set_unusable_password()
     user.save()
     user.groups.set([groups[name]])
     return user
@@ -127,3 +136,9 @@ def deactivate_staff(*, email: str):
 
 def roles_of(user) -> list[str]:
     return sorted(g.name for g in user.groups.all() if g.name in ROLES)
+
+
+def role_of(user) -> str | None:
+    """The account's role (each staff account has one), or None."""
+    found = roles_of(user)
+    return found[0] if found else None

@@ -4,7 +4,8 @@ Append-only: this module only ever inserts into ``audit``. The actor and
 reason of the code running now come from ``acting_as`` (a context variable),
 so shop services need not carry them: a request of a shopper records
 ``shopper`` (the default), a staff action ``staff:<username>`` with its
-reason, a scheduled job ``job:<name>``.
+reason, a scheduled job ``job:<name>``, a management command changing the
+staff ``command:<name>`` (staff/services/team.py).
 """
 
 import contextvars

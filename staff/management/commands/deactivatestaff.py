@@ -1,21 +1,24 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from staff.roles import deactivate_staff
+from config.management.base import MongoCommand
+from staff.services.team import TeamRefused, team_deactivate
 
 
-class Command(BaseCommand):
+class Command(MongoCommand):
     help = (
         "Deactivate a staff account: it may no longer log in, and a browser "
-        "logged in as it is logged out at its next page (createstaff makes it "
-        "staff again)."
+        "logged in as it is logged out at its next page (createstaff, or the "
+        "Staff page's Make staff again, makes it staff again). The last "
+        "active Administrator is never deactivated."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("--email", required=True)
+        parser.add_argument("--reason", default="", help="kept in the audit trail")
 
-    def handle(self, *args, email, **options):
+    def handle(self, *args, email, reason, **options):
         try:
-            user = deactivate_staff(email=email)
-        except LookupError as exc:
-            raise CommandError(str(exc)) from None
+            user = team_deactivate(email=email, by="deactivatestaff", reason=reason)
+        except TeamRefused as exc:
+            raise CommandError(exc.message) from None
         self.stdout.write(f"staff account {user.username} deactivated")

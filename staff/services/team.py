@@ -1,0 +1,277 @@
+"""The staff team: add a member, change a member's role, deactivate one, make
+a former member staff again. The Staff page and the ``createstaff`` and
+``deactivatestaff`` commands call these same functions, so each rule is
+kept here once:
+
+* an email already on the team is not added again (its role is changed);
+* nobody deactivates or demotes themselves, and the last active
+  Administrator is never deactivated nor moved to another role (no shop is
+  left without someone who can manage staff);
+* every change goes on the audit trail (``object_kind`` "staff", the
+  account's email), with who did it, why, and the role before -> after.
+
+``by`` is who acts: the logged-in user (the page) or a command's name.
+Django's own tables hold the accounts (``staff.roles`` writes them); the
+trail is in MongoDB, written once the account's change is committed.
+"""
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.db import transaction
+
+from accounts.mail import queue
+from staff.roles import (
+    ADMINISTRATOR,
+    create_staff,
+    deactivate_staff,
+    role_named,
+    role_of,
+)
+from staff.services.actions import StaffActionRefused, actor_of
+from staff.services.audit import audit_record
+
+STAFF = "staff"
+# What an account was before it joined the team (the trail's "before").
+NEW_ACCOUNT = "new account"
+SHOPPER = "shopper"
+FORMER = "former staff"
+
+
+class TeamRefused(StaffActionRefused):
+    """A team change refused by a rule; ``field``: the form field it is
+    about (None: the change itself, as the guard rails refuse it)."""
+
+    def __init__(self, message: str, *, field: str | None = None, status=409):
+        super().__init__(message)
+        self.field = field
+        self.status = status
+
+
+def _actor(by) -> str:
+    return f"command:{by}" if isinstance(by, str) else actor_of(by)
+
+
+def _email(value: str) -> str:
+    email = (value or "").strip().lower()
+    try:
+        validate_email(email)
+    except ValidationError:
+        raise TeamRefused(
+            f"{value!r} is not an email address.", field="email", status=400
+        ) from None
+    return email
+
+
+def _role(value: str) -> str:
+    try:
+        return role_named(value or "")
+    except ValueError:
+        raise TeamRefused(
+            "There is no such role: choose Box office, Shop manager or Administrator.",
+            field="role",
+            status=400,
+        ) from None
+
+
+def _reason(reason: str) -> str:
+    return (reason or "").strip()[:500]
+
+
+def is_member(user) -> bool:
+    return user.is_active and user.is_staff and role_of(user) is not None
+
+
+def _locked(email: str):
+    """The account ``email`` (its row locked until the transaction ends,
+    where the database can lock rows), or None."""
+    return (
+        get_user_model()
+        .objects.select_for_update()
+        .filter(username=email)
+        .prefetch_related("groups")
+        .first()
+    )
+
+
+def _other_admins(email: str) -> int:
+    """Active Administrators besides ``email``, their rows locked: two
+    Administrators demoting each other at once are one after the other,
+    and the second sees the first's change."""
+    others = (
+        get_user_model()
+        .objects.select_for_update(of=("self",))
+        .filter(groups__name=ADMINISTRATOR, is_active=True, is_staff=True)
+        .exclude(username=email)
+    )
+    return len(list(others.values_list("pk", flat=True)))
+
+
+def _guard(user, by, *, doing: str) -> None:
+    """The guard rails of a change that takes ``user``'s role away
+    (``doing``: "deactivate", "demote")."""
+    if not isinstance(by, str) and by is not None and by.pk == user.pk:
+        raise TeamRefused(
+            f"You cannot {doing} yourself: another Administrator can."
+            if doing == "deactivate"
+            else "You cannot change your own role: another Administrator can."
+        )
+    if role_of(user) == ADMINISTRATOR and _other_admins(user.username) == 0:
+        raise TeamRefused(
+            f"{user.username} is the last active Administrator: make someone "
+            "else Administrator first, or no one could manage staff."
+        )
+
+
+def _member(email: str):
+    user = _locked(email)
+    if user is None or not is_member(user):
+        raise TeamRefused(f"There is no staff account {email} (or no longer).")
+    return user
+
+
+def team_add(
+    *,
+    email: str,
+    role: str,
+    by,
+    reason: str = "",
+    password: str | None = None,
+    notify: bool = True,
+):
+    """Put ``email`` on the team in ``role``.
+
+    A new account has no password (unless ``password``) and is emailed a
+    link to choose one; an account that exists (a shopper, a former member)
+    becomes staff, keeps its password and is told it has staff access. An
+    email already on the team is refused (change its role instead).
+    ``notify`` False: no email (a command, which prints what to tell).
+    Returns the account and what it was before (NEW_ACCOUNT, SHOPPER or
+    FORMER)."""
+    email, name = _email(email), _role(role)
+    with transaction.atomic():
+        user = _locked(email)
+        if user is not None and is_member(user):
+            raise TeamRefused(
+                f"{email} is already on the staff ({role_of(user)}): change "
+                "their role in the list instead.",
+                field="email",
+                status=400,
+            )
+        if user is None:
+            before = NEW_ACCOUNT
+        else:
+            before = SHOPPER if user.is_active else FORMER
+        user = create_staff(email=email, role=name, password=password)
+    audit_record(
+        action="staff added" if before != FORMER else "staff reactivated",
+        object_kind=STAFF,
+        object_id=email,
+        before=before,
+        after=name,
+        actor=_actor(by),
+        reason=_reason(reason),
+    )
+    if notify:
+        queue("send_account_email", "staff", user.pk)
+    return user, before
+
+
+def team_reactivate(*, email: str, role: str, by, reason: str = "", notify=True):
+    """Make a former member (a deactivated account) staff again in
+    ``role``; it keeps its password and is told by email. Returns the
+    account."""
+    email, name = _email(email), _role(role)
+    with transaction.atomic():
+        user = _locked(email)
+        if user is None or user.is_active:
+            raise TeamRefused(f"{email} is not a former member of the staff.")
+    user, _ = team_add(email=email, role=name, by=by, reason=reason, notify=notify)
+    return user
+
+
+def team_set_role(*, email: str, role: str, by, reason: str = ""):
+    """Move the member ``email`` to ``role``; return the account. Refused
+    for oneself and for the last active Administrator."""
+    email, name = _email(email), _role(role)
+    with transaction.atomic():
+        user = _member(email)
+        before = role_of(user)
+        if before == name:
+            raise TeamRefused(f"{email} is {name} already.", field="role", status=400)
+        _guard(user, by, doing="demote")
+        user = create_staff(email=email, role=name)
+    audit_record(
+        action="staff role changed",
+        object_kind=STAFF,
+        object_id=email,
+        before=before,
+        after=name,
+        actor=_actor(by),
+        reason=_reason(reason),
+    )
+    return user
+
+
+def team_set_password(*, email: str, password: str, by):
+    """Set a member's password (``createstaff --password``): audited, the
+    password itself never."""
+    email = _email(email)
+    with transaction.atomic():
+        user = _member(email)
+        user.set_password(password)
+        user.save(update_fields=["password"])
+    audit_record(
+        action="staff password set",
+        object_kind=STAFF,
+        object_id=email,
+        actor=_actor(by),
+        reason="",
+    )
+    return user
+
+
+def team_deactivate(*, email: str, by, reason: str = ""):
+    """The member ``email`` may no longer log in and has no role (a browser
+    logged in as it is logged out at its next page); ``team_reactivate``
+    undoes it. Refused for oneself and for the last active Administrator."""
+    email = _email(email)
+    with transaction.atomic():
+        user = _member(email)
+        before = role_of(user)
+        _guard(user, by, doing="deactivate")
+        user = deactivate_staff(email=email)
+    audit_record(
+        action="staff deactivated",
+        object_kind=STAFF,
+        object_id=email,
+        before=before,
+        after=FORMER,
+        actor=_actor(by),
+        reason=_reason(reason),
+    )
+    return user
+
+
+def team_invite_again(*, email: str, by):
+    """Email the member who has not chosen a password yet a new link (the
+    first one lasts a day, and the log-in page's reset sends none to an
+    account without a password)."""
+    email = _email(email)
+    with transaction.atomic():
+        user = _member(email)
+    if user.has_usable_password():
+        raise TeamRefused(
+            f"{email} has chosen a password already: they can log in, or use "
+            "the log-in page's Forgot your password?"
+        )
+    queue("send_account_email", "staff", user.pk)
+    audit_record(
+        action="staff invitation sent",
+        object_kind=STAFF,
+        object_id=email,
+        after=role_of(user),
+        actor=_actor(by),
+        reason="",
+    )
+    return user
