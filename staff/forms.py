@@ -332,3 +332,48 @@ class StoreStockForm(forms.Form):
         self.fields["store"].choices = [
             (s.store_id, f"{s.name} ({s.city})" if s.city else s.name) for s in stores
         ]
+
+
+# --- Staff (the team) -------------------------------------------------------------
+
+_NO_ROLE = "There is no such role: choose Box office, Shop manager or Administrator."
+
+
+def _role_field(label: str = "Role") -> forms.ChoiceField:
+    from staff.roles import ROLE_SLUGS
+
+    return forms.ChoiceField(
+        label=label,
+        choices=list(ROLE_SLUGS.items()),
+        error_messages={"required": "Choose a role.", "invalid_choice": _NO_ROLE},
+    )
+
+
+class AddMemberForm(forms.Form):
+    """A new member of the staff: an email and a role."""
+
+    email = forms.EmailField(
+        max_length=150,
+        label="Email",
+        error_messages={
+            "required": "Give the new member's email: the invitation goes there.",
+            "invalid": "That is not an email address.",
+        },
+        widget=forms.EmailInput(attrs={"autocomplete": "off"}),
+    )
+    role = _role_field()
+    reason = forms.CharField(
+        required=False, max_length=500, strip=True, label="Note (optional)"
+    )
+
+    def clean_email(self) -> str:
+        return self.cleaned_data["email"].strip().lower()
+
+
+class RoleForm(forms.Form):
+    """A member's new role; ``reason`` is kept in the audit trail."""
+
+    role = _role_field("New role")
+    reason = forms.CharField(
+        required=False, max_length=500, strip=True, label="Note (optional)"
+    )

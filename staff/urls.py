@@ -1,6 +1,6 @@
 from django.urls import path
 
-from staff import views, views_boxoffice, views_stock
+from staff import views, views_boxoffice, views_stock, views_team
 
 app_name = "staff"
 
@@ -62,4 +62,19 @@ urlpatterns = [
         "stock/<str:sku>/threshold", views_stock.stock_threshold, name="stock_threshold"
     ),
     path("stock/<str:sku>/store", views_stock.stock_store, name="stock_store"),
+    # Staff (the team)
+    path("team/", views_team.team, name="team"),
+    path("team/add", views_team.team_add, name="team_add"),
+    path("team/<int:user_id>/role", views_team.team_role, name="team_role"),
+    path(
+        "team/<int:user_id>/deactivate",
+        views_team.team_deactivate,
+        name="team_deactivate",
+    ),
+    path(
+        "team/<int:user_id>/reactivate",
+        views_team.team_reactivate,
+        name="team_reactivate",
+    ),
+    path("team/<int:user_id>/invite", views_team.team_invite, name="team_invite"),
 ]

@@ -54,6 +54,7 @@ def _context(request, **extra):
                 "run_jobs",
                 "manage_sessions",
                 "manage_stock",
+                "manage_staff",
             )
         },
         **extra,

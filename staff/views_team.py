@@ -1,0 +1,176 @@
+"""The Staff page (permission ``manage_staff``): the members with their
+roles, the former members, the team's recent changes, and the actions (add,
+change a role, deactivate, make staff again, send an invitation again).
+Thin: a form, one service of ``staff.services.team`` (which keeps every
+rule), then a redirect; a refusal redraws the page with what was typed."""
+
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from staff.access import staff_permission
+from staff.forms import AddMemberForm, ReasonForm, RoleForm
+from staff.roles import ROLE_SLUGS
+from staff.selectors import team as team_selectors
+from staff.services import team as team_services
+from staff.services.team import FORMER, NEW_ACCOUNT, TeamRefused
+from staff.views import _context
+
+TEAM = "manage_staff"
+
+
+def _team_page(request, *, add=None, failed=None, status=200):
+    """The page; ``failed``: the row whose action was refused (its
+    ``pk``, ``action``, the bound ``form`` and the ``message``)."""
+    return render(
+        request,
+        "staff/team.html",
+        _context(
+            request,
+            team=team_selectors.team(),
+            entries=team_selectors.team_audit(),
+            add=add if add is not None else AddMemberForm(),
+            role_choices=list(ROLE_SLUGS.items()),
+            failed=failed,
+            section="team",
+        ),
+        status=status,
+    )
+
+
+def _account_or_404(user_id: int):
+    user = team_selectors.account(user_id)
+    if user is None:
+        raise Http404("No such account.")
+    return user
+
+
+def _refused(request, user, action, form, exc_or_message, status=400):
+    message = getattr(exc_or_message, "message", exc_or_message)
+    status = getattr(exc_or_message, "status", status)
+    failed = {"pk": user.pk, "action": action, "form": form, "message": message}
+    return _team_page(request, failed=failed, status=status)
+
+
+def _first_error(form) -> str:
+    return next(iter(form.errors.values()))[0]
+
+
+@require_GET
+@staff_permission(TEAM)
+def team(request):
+    return _team_page(request)
+
+
+@require_POST
+@staff_permission(TEAM)
+def team_add(request):
+    form = AddMemberForm(request.POST)
+    if not form.is_valid():
+        return _team_page(request, add=form, status=400)
+    data = form.cleaned_data
+    try:
+        user, before = team_services.team_add(
+            email=data["email"],
+            role=data["role"],
+            by=request.user,
+            reason=data["reason"],
+        )
+    except TeamRefused as exc:
+        form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+        return _team_page(request, add=form, status=exc.status)
+    role = ROLE_SLUGS[data["role"]]
+    if before == NEW_ACCOUNT:
+        said = f"{user.email} added as {role}: they were emailed a link to choose "
+        said += "their password."
+    elif before == FORMER:
+        said = f"{user.email} is staff again ({role}), with their former password; "
+        said += "they were emailed that they have staff access."
+    else:
+        said = f"{user.email} already had a shopper account: it is now staff "
+        said += f"({role}) and keeps its password. They were emailed that they "
+        said += "have staff access."
+    messages.success(request, said)
+    return redirect("staff:team")
+
+
+@require_POST
+@staff_permission(TEAM)
+def team_role(request, user_id):
+    user = _account_or_404(user_id)
+    form = RoleForm(request.POST)
+    if not form.is_valid():
+        return _refused(request, user, "role", form, _first_error(form))
+    try:
+        team_services.team_set_role(
+            email=user.username,
+            role=form.cleaned_data["role"],
+            by=request.user,
+            reason=form.cleaned_data["reason"],
+        )
+    except TeamRefused as exc:
+        return _refused(request, user, "role", form, exc)
+    role = ROLE_SLUGS[form.cleaned_data["role"]]
+    messages.success(request, f"{user.username} is now {role}.")
+    return redirect("staff:team")
+
+
+@require_POST
+@staff_permission(TEAM)
+def team_deactivate(request, user_id):
+    user = _account_or_404(user_id)
+    form = ReasonForm(request.POST)
+    if not form.is_valid():
+        return _refused(request, user, "deactivate", form, _first_error(form))
+    try:
+        team_services.team_deactivate(
+            email=user.username, by=request.user, reason=form.cleaned_data["reason"]
+        )
+    except TeamRefused as exc:
+        return _refused(request, user, "deactivate", form, exc)
+    messages.success(
+        request,
+        f"{user.username} is deactivated: they can no longer log in, and a "
+        "browser still logged in as them is logged out at its next page.",
+    )
+    return redirect("staff:team")
+
+
+@require_POST
+@staff_permission(TEAM)
+def team_reactivate(request, user_id):
+    user = _account_or_404(user_id)
+    form = RoleForm(request.POST)
+    if not form.is_valid():
+        return _refused(request, user, "reactivate", form, _first_error(form))
+    try:
+        team_services.team_reactivate(
+            email=user.username,
+            role=form.cleaned_data["role"],
+            by=request.user,
+            reason=form.cleaned_data["reason"],
+        )
+    except TeamRefused as exc:
+        return _refused(request, user, "reactivate", form, exc)
+    role = ROLE_SLUGS[form.cleaned_data["role"]]
+    messages.success(
+        request,
+        f"{user.username} is staff again ({role}), with their former password; "
+        "they were emailed that they have staff access.",
+    )
+    return redirect("staff:team")
+
+
+@require_POST
+@staff_permission(TEAM)
+def team_invite(request, user_id):
+    user = _account_or_404(user_id)
+    try:
+        team_services.team_invite_again(email=user.username, by=request.user)
+    except TeamRefused as exc:
+        return _refused(request, user, "invite", None, exc)
+    messages.success(
+        request, f"A new link to choose a password was emailed to {user.username}."
+    )
+    return redirect("staff:team")
