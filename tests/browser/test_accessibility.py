@@ -14,7 +14,13 @@ from playwright.sync_api import expect
 
 from booking import services
 from catalog.services.summaries import summary_rebuild
-from staff.roles import ADMINISTRATOR, create_staff
+from staff.roles import (
+    ADMINISTRATOR,
+    BOX_OFFICE,
+    SHOP_MANAGER,
+    create_staff,
+    deactivate_staff,
+)
 from tests.booking.factories import small_layout, wide_layout
 from tests.browser.test_cart_checkout import add_from_its_page, fill_checkout
 from tests.shop.factories import DECLINED_CARD, GOOD_CARD, make_product, make_show
@@ -79,6 +85,11 @@ def test_every_kind_of_page_has_no_wcag_a_or_aa_violation(new_page):
     big_hall = make_show(hall="Wide Hall", layout=wide_layout())
     services.seats_hold(session_id=big_hall, cart_id="someone", seats=[(0, 1)])
     create_staff(email=STAFF_EMAIL, role=ADMINISTRATOR, password=STAFF_PASSWORD)
+    # The Staff page with a member to change, one invited, one who left.
+    create_staff(email="clerk@example.com", role=BOX_OFFICE, password="clerk-pw-123")
+    create_staff(email="invited@example.com", role=SHOP_MANAGER)
+    create_staff(email="gone@example.com", role=BOX_OFFICE, password="gone-pw-123")
+    deactivate_staff(email="gone@example.com")
     found: dict[str, list[str]] = {}
 
     def check(page, url: str, label: str = "") -> None:
@@ -140,8 +151,13 @@ def test_every_kind_of_page_has_no_wcag_a_or_aa_violation(new_page):
         "/staff/stock/",
         "/staff/stock/low",
         f"/staff/stock/{sku}/",
+        "/staff/team/",
     ]:
         check(staff, url)
+    # The Staff page with each member's forms shown (each is in a closed
+    # <details> until its Change is opened).
+    staff.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    check(staff, "", "the Staff page, every member's forms open")
     # The door's check-in, on the phone or tablet an usher holds, and the
     # pages a manager opens on a phone: nothing sticks out sideways.
     staff.set_viewport_size(PHONE)
@@ -151,12 +167,13 @@ def test_every_kind_of_page_has_no_wcag_a_or_aa_violation(new_page):
         "/staff/",
         f"/staff/orders/{paid.number}/",
         f"/staff/stock/{sku}/",
+        "/staff/team/",
     ]:
         check(staff, url)
         wide = staff.evaluate("document.documentElement.scrollWidth")
         assert wide <= PHONE["width"], (url, wide)
 
-    assert len(found) == 41
+    assert len(found) == 44
     assert {page: lines for page, lines in found.items() if lines} == {}
 
 

@@ -1,6 +1,8 @@
 """Staff in Chromium, part 2: the box office schedules a performance and
 admits tickets at the door (on a phone-sized screen) while the counter
-moves; a shop manager receives stock and sees the low-stock alert clear."""
+moves; a shop manager receives stock and sees the low-stock alert clear;
+an administrator adds and deactivates members of the staff by keyboard on
+a phone."""
 
 import re
 import shutil
@@ -14,7 +16,7 @@ from playwright.sync_api import expect
 from catalog.services.store_stock import store_stock_set
 from catalog.services.stores import store_save
 from shop.services.tickets import cart_hold_seats
-from staff.roles import BOX_OFFICE, SHOP_MANAGER, create_staff
+from staff.roles import ADMINISTRATOR, BOX_OFFICE, SHOP_MANAGER, create_staff
 from tests.shop.factories import make_product, make_show
 from tests.staff.conftest import pay
 
@@ -147,3 +149,49 @@ def test_shop_manager_receives_stock_and_the_low_stock_alert_clears(page, screen
     recent = page.locator("section", has=page.locator("#recent-h"))
     expect(recent).to_contain_text("stock received")
     expect(recent).to_contain_text("Delivery 4471")
+
+
+def test_an_administrator_adds_and_deactivates_members_by_keyboard_on_a_phone(
+    page, screenshot
+):
+    create_staff(email="admin@example.com", role=ADMINISTRATOR, password="admin-pw-123")
+    clerk = create_staff(
+        email="clerk@example.com", role=BOX_OFFICE, password="clerk-pw-123"
+    )
+    page.set_viewport_size({"width": 375, "height": 740})
+    _sign_in(page, "admin@example.com", "admin-pw-123", "/staff/")
+    page.get_by_role("link", name="Staff", exact=True).click()
+    expect(page.get_by_role("heading", name="Staff", exact=True)).to_be_visible()
+
+    page.get_by_label("Email").focus()
+    page.keyboard.type("grace@example.com")
+    page.keyboard.press("Tab")  # the role: Box office, then one down
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Tab")
+    page.keyboard.type("new hire")
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")  # Add and send the email
+
+    expect(page.locator("#toasts")).to_contain_text(
+        "grace@example.com added as Shop manager"
+    )
+    members = page.locator("#members")
+    expect(members).to_contain_text("grace@example.com")
+    row = page.locator(f"#member-{clerk.pk}")
+    row.locator("summary").focus()
+    page.keyboard.press("Enter")  # opens the member's forms
+    reason = row.get_by_label("Reason for deactivating")
+    expect(reason).to_be_visible()
+    reason.focus()
+    page.keyboard.type("left for another theater")
+    page.keyboard.press("Enter")
+
+    expect(page.locator("#toasts")).to_contain_text("clerk@example.com is deactivated")
+    expect(page.locator("#former")).to_contain_text("clerk@example.com")
+    expect(members).not_to_contain_text("clerk@example.com")
+    expect(page.locator("section", has=page.locator("#team-audit-h"))).to_contain_text(
+        "left for another theater"
+    )
+    wide = page.evaluate("document.documentElement.scrollWidth")
+    assert wide <= 375
+    screenshot(page, "staff-team")

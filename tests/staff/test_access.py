@@ -56,6 +56,12 @@ def world(db, staff_users, shopper, product, show):
     cart_hold_seats(owner=ticket_cart, session_id=show, seats=((0, 5),), now=now)
     held = Cart.objects(live_owner=ticket_cart).first()
     from booking.documents import Session
+    from staff.roles import create_staff, deactivate_staff
+
+    # The Staff page's rows: one invited (no password yet), one who left.
+    invited = create_staff(email="invited@example.com", role=BOX_OFFICE)
+    create_staff(email="gone@example.com", role=BOX_OFFICE, password=PASSWORD)
+    former = deactivate_staff(email="gone@example.com")
 
     return {
         "goods": goods.number,
@@ -68,6 +74,9 @@ def world(db, staff_users, shopper, product, show):
         "sku": product,
         "theater": str(Session.objects.get(id=show).theater_id),
         "code": tickets.codes[0],
+        "member": staff_users[BOX_OFFICE].pk,
+        "invited": invited.pk,
+        "former": former.pk,
     }
 
 
@@ -99,6 +108,7 @@ PAGES = [
     ("staff:stock", (), SHOP),
     ("staff:low_stock", (), SHOP),
     ("staff:stock_sku", ("sku",), SHOP),
+    ("staff:team", (), {ADMINISTRATOR}),
 ]
 POSTS = [
     ("staff:order_refund", ("tickets",), {BOX_OFFICE, ADMINISTRATOR}),
@@ -118,6 +128,11 @@ POSTS = [
     ("staff:stock_adjust", ("sku",), SHOP),
     ("staff:stock_threshold", ("sku",), SHOP),
     ("staff:stock_store", ("sku",), SHOP),
+    ("staff:team_add", (), {ADMINISTRATOR}),
+    ("staff:team_role", ("member",), {ADMINISTRATOR}),
+    ("staff:team_deactivate", ("member",), {ADMINISTRATOR}),
+    ("staff:team_reactivate", ("former",), {ADMINISTRATOR}),
+    ("staff:team_invite", ("invited",), {ADMINISTRATOR}),
 ]
 # What each POST sends: enough for the action to be done (and audited).
 POST_DATA = {
@@ -148,6 +163,12 @@ POST_DATA = {
     },
     "staff:stock_threshold": lambda w: {"threshold": "7"},
     "staff:stock_store": lambda w: {"store": "store1", "quantity": "4"},
+    "staff:team_add": lambda w: {
+        "email": "new.member@example.com",
+        "role": "box-office",
+    },
+    "staff:team_role": lambda w: {"role": "shop-manager"},
+    "staff:team_reactivate": lambda w: {"role": "box-office"},
 }
 
 

@@ -1,0 +1,391 @@
+"""The Staff page (/staff/team/): the members and the former ones, adding a
+member (a new account is emailed a link to choose its password; a shopper's
+account becomes staff and keeps its password), changing a role,
+deactivating, making staff again, and the guard rails; the commands go
+through the same rules. Every POST is sent as a browser sends it, with the
+CSRF token of a CSRF-enforcing client (test_access sends each without)."""
+
+import re
+from datetime import UTC, datetime
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.test import Client
+from django.urls import reverse
+
+from staff.roles import ADMINISTRATOR, BOX_OFFICE, SHOP_MANAGER, create_staff, role_of
+from tests.staff.conftest import PASSWORD, ROLE_EMAILS
+
+TEAM = reverse("staff:team")
+NEW_PASSWORD = "a-new-members-password-7"
+
+
+@pytest.fixture(autouse=True)
+def mail_now(settings):
+    """Account emails are sent in the request (django-q2's sync mode), to
+    Django's locmem outbox; their links start with SITE_URL."""
+    settings.MAIL_SYNC = True
+    settings.SITE_URL = "https://shop.example.com"
+
+
+def browser(email=None, password=PASSWORD) -> Client:
+    client = Client(enforce_csrf_checks=True)
+    if email:
+        assert client.login(username=email, password=password)
+    client.get("/accounts/login/")  # the CSRF cookie, as any page sets it
+    return client
+
+
+def post(client, url, data=None):
+    token = client.cookies["csrftoken"].value
+    return client.post(url, {**(data or {}), "csrfmiddlewaretoken": token})
+
+
+@pytest.fixture
+def admin(staff_users):
+    return browser(ROLE_EMAILS[ADMINISTRATOR])
+
+
+def account(email):
+    return get_user_model().objects.get(username=email)
+
+
+def staff_entries(mongo_db) -> list[dict]:
+    return list(mongo_db.audit.find({"object_kind": "staff"}).sort("at", 1))
+
+
+def url(name, user):
+    return reverse(name, args=[user.pk])
+
+
+def page_of(response) -> str:
+    return response.content.decode()
+
+
+def row_of(page: str, user) -> str:
+    return re.search(rf'<tr id="member-{user.pk}">(.*?)</tr>', page, re.S)[1]
+
+
+# --- The page ------------------------------------------------------------------
+
+
+def test_the_page_lists_members_with_role_and_local_last_login_and_former_staff(
+    admin, staff_users
+):
+    box = staff_users[BOX_OFFICE]
+    # 12:00 UTC on a summer day is 13:00 in the shop's time zone (London).
+    box.last_login = datetime(2030, 7, 1, 12, 0, tzinfo=UTC)
+    box.save()
+    create_staff(email="gone@example.com", role=SHOP_MANAGER, password=PASSWORD)
+    call_command("deactivatestaff", email="gone@example.com")
+
+    page = page_of(admin.get(TEAM))
+
+    members, former = page.split('id="members"')[1].split('id="former"')
+    row = row_of(members, box)
+    assert "box@example.com" in row and "<td>Box office</td>" in row
+    assert "1 Jul 2030 13:00" in row
+    for email in ROLE_EMAILS.values():
+        assert email in members
+    assert "gone@example.com" not in members and "gone@example.com" in former
+    assert f'href="{TEAM}" aria-current="page">Staff</a>' in page
+
+
+def test_only_those_who_manage_staff_see_the_link(admin, staff_users):
+    assert f'href="{TEAM}"' in page_of(admin.get(reverse("staff:dashboard")))
+    for role in (BOX_OFFICE, SHOP_MANAGER):
+        dashboard = browser(ROLE_EMAILS[role]).get(reverse("staff:dashboard"))
+        assert dashboard.status_code == 200
+        assert f'href="{TEAM}"' not in page_of(dashboard)
+
+
+# --- Adding --------------------------------------------------------------------
+
+
+def test_a_new_member_is_emailed_a_link_to_choose_a_password_then_logs_in(
+    admin, mongo_db, mailoutbox
+):
+    done = post(
+        admin,
+        reverse("staff:team_add"),
+        {"email": " Grace@Example.com ", "role": "box-office", "reason": "new hire"},
+    )
+
+    assert done.status_code == 302 and done["Location"] == TEAM
+    grace = account("grace@example.com")
+    assert grace.is_staff and grace.is_active and role_of(grace) == BOX_OFFICE
+    assert not grace.has_usable_password()
+    (message,) = mailoutbox
+    assert message.to == ["grace@example.com"]
+    body = message.body
+    assert "Box office" in body
+    link = re.search(r"https://shop\.example\.com(/accounts/password/reset/\S+/)", body)
+    # Following it as the new member does: choose a password, then log in.
+    member = Client()
+    form = member.get(link[1], follow=True)
+    assert "Choose a new password" in page_of(form)
+    chosen = member.post(
+        form.redirect_chain[-1][0],
+        {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD},
+    )
+    assert chosen.status_code == 302
+    logged_in = member.post(
+        "/accounts/login/", {"username": "grace@example.com", "password": NEW_PASSWORD}
+    )
+    assert logged_in.status_code == 302
+    assert member.get(reverse("staff:performances")).status_code == 200
+    assert member.get(TEAM).status_code == 403
+    # The link worked once.
+    assert "no longer works" in page_of(Client().get(link[1], follow=True))
+    (entry,) = staff_entries(mongo_db)
+    assert entry["action"] == "staff added"
+    assert entry["actor"] == "staff:admin@example.com"
+    assert (entry["object_id"], entry["reason"]) == ("grace@example.com", "new hire")
+    assert (entry["before"], entry["after"]) == ("new account", BOX_OFFICE)
+    flash = page_of(admin.get(TEAM))
+    assert "grace@example.com added as Box office" in flash
+    assert "staff added" in flash and "by staff:admin@example.com" in flash
+
+
+def test_a_shoppers_email_makes_their_account_staff_keeping_its_password(
+    admin, shopper, mongo_db, mailoutbox
+):
+    done = post(
+        admin,
+        reverse("staff:team_add"),
+        {"email": "shopper@example.com", "role": "shop-manager"},
+    )
+
+    assert done.status_code == 302
+    shopper.refresh_from_db()
+    assert shopper.is_staff and role_of(shopper) == SHOP_MANAGER
+    member = browser("shopper@example.com", PASSWORD)  # the same password
+    assert member.get(reverse("staff:stock")).status_code == 200
+    (message,) = mailoutbox
+    assert message.subject == "You now have staff access to Marquee"
+    assert "Shop manager" in message.body and "same password" in message.body
+    assert "/accounts/password/reset/" not in message.body
+    assert "https://shop.example.com/staff/" in message.body
+    assert "already had a shopper account" in page_of(admin.get(TEAM))
+    (entry,) = staff_entries(mongo_db)
+    assert (entry["before"], entry["after"]) == ("shopper", SHOP_MANAGER)
+
+
+@pytest.mark.parametrize(
+    "email, role, says",
+    [
+        ("not-an-email", "box-office", "That is not an email address."),
+        ("", "box-office", "Give the new member&#x27;s email"),
+        ("ok@example.com", "janitor", "There is no such role"),
+        ("ok@example.com", "", "Choose a role."),
+        ("BOX@example.com", "shop-manager", "box@example.com is already on the staff"),
+    ],
+)
+def test_adding_refuses_bad_input_keeping_what_was_typed(
+    admin, staff_users, mongo_db, mailoutbox, email, role, says
+):
+    accounts = list(get_user_model().objects.values_list("username", "is_staff"))
+
+    refused = post(admin, reverse("staff:team_add"), {"email": email, "role": role})
+
+    assert refused.status_code == 400
+    page = page_of(refused)
+    assert says in page
+    if email:
+        assert f'value="{email}"' in page
+    assert (
+        list(get_user_model().objects.values_list("username", "is_staff")) == accounts
+    )
+    assert role_of(staff_users[BOX_OFFICE]) == BOX_OFFICE
+    assert staff_entries(mongo_db) == [] and mailoutbox == []
+
+
+# --- Changing, deactivating, making staff again --------------------------------
+
+
+def test_changing_a_role(admin, staff_users, mongo_db):
+    box = staff_users[BOX_OFFICE]
+    clerk = browser(ROLE_EMAILS[BOX_OFFICE])
+
+    done = post(
+        admin, url("staff:team_role", box), {"role": "shop-manager", "reason": "moved"}
+    )
+
+    assert done.status_code == 302
+    assert clerk.get(reverse("staff:stock")).status_code == 200
+    assert clerk.get(reverse("staff:performances")).status_code == 403
+    (entry,) = staff_entries(mongo_db)
+    assert entry["action"] == "staff role changed"
+    assert (entry["before"], entry["after"]) == (BOX_OFFICE, SHOP_MANAGER)
+    assert (entry["actor"], entry["reason"]) == ("staff:admin@example.com", "moved")
+
+
+@pytest.mark.parametrize("role", ["janitor", "", "box-office"])
+def test_a_role_change_to_no_role_or_the_same_is_refused(
+    admin, staff_users, mongo_db, role
+):
+    box = staff_users[BOX_OFFICE]
+
+    refused = post(admin, url("staff:team_role", box), {"role": role})
+
+    assert refused.status_code == 400
+    assert 'role="alert"' in page_of(refused)
+    assert role_of(box) == BOX_OFFICE and staff_entries(mongo_db) == []
+
+
+def test_deactivating_logs_their_browser_out_at_its_next_page(
+    admin, staff_users, mongo_db
+):
+    box = staff_users[BOX_OFFICE]
+    clerk = browser(ROLE_EMAILS[BOX_OFFICE])
+    assert clerk.get(reverse("staff:dashboard")).status_code == 200
+
+    done = post(admin, url("staff:team_deactivate", box), {"reason": "left"})
+
+    assert done.status_code == 302
+    next_page = clerk.get(reverse("staff:dashboard"))
+    assert next_page.status_code == 302
+    assert next_page["Location"].startswith("/accounts/login/")
+    assert not Client().login(username="box@example.com", password=PASSWORD)
+    box.refresh_from_db()
+    assert not box.is_active and not box.is_staff and role_of(box) is None
+    former = page_of(admin.get(TEAM)).split('id="former"')[1]
+    assert "box@example.com" in former
+    (entry,) = staff_entries(mongo_db)
+    assert entry["action"] == "staff deactivated"
+    assert (entry["before"], entry["after"]) == (BOX_OFFICE, "former staff")
+    assert entry["reason"] == "left"
+
+
+def test_deactivating_needs_a_reason(admin, staff_users, mongo_db):
+    box = staff_users[BOX_OFFICE]
+
+    refused = post(admin, url("staff:team_deactivate", box), {"reason": "  "})
+
+    assert refused.status_code == 400
+    assert "Give a reason" in page_of(refused)
+    box.refresh_from_db()
+    assert box.is_active and role_of(box) == BOX_OFFICE
+    assert staff_entries(mongo_db) == []
+
+
+def test_a_former_member_is_made_staff_again_with_their_password(
+    admin, staff_users, mongo_db, mailoutbox
+):
+    box = staff_users[BOX_OFFICE]
+    post(admin, url("staff:team_deactivate", box), {"reason": "left"})
+
+    done = post(admin, url("staff:team_reactivate", box), {"role": "shop-manager"})
+
+    assert done.status_code == 302
+    clerk = browser(ROLE_EMAILS[BOX_OFFICE])  # the password they had
+    assert clerk.get(reverse("staff:stock")).status_code == 200
+    (message,) = mailoutbox
+    assert message.to == ["box@example.com"] and "Shop manager" in message.body
+    entries = staff_entries(mongo_db)
+    assert [e["action"] for e in entries] == ["staff deactivated", "staff reactivated"]
+    assert (entries[1]["before"], entries[1]["after"]) == ("former staff", SHOP_MANAGER)
+    # A member is not "made staff again".
+    again = post(admin, url("staff:team_reactivate", box), {"role": "box-office"})
+    assert again.status_code == 409 and role_of(box) == SHOP_MANAGER
+
+
+def test_an_invitation_is_sent_again_only_to_who_has_no_password(
+    admin, staff_users, mongo_db, mailoutbox
+):
+    invited = create_staff(email="invited@example.com", role=BOX_OFFICE)
+
+    done = post(admin, url("staff:team_invite", invited))
+
+    assert done.status_code == 302
+    (message,) = mailoutbox
+    assert "https://shop.example.com/accounts/password/reset/" in message.body
+    refused = post(admin, url("staff:team_invite", staff_users[BOX_OFFICE]))
+    assert refused.status_code == 409 and len(mailoutbox) == 1
+    assert [e["action"] for e in staff_entries(mongo_db)] == ["staff invitation sent"]
+
+
+# --- Guard rails ---------------------------------------------------------------
+
+
+@pytest.fixture
+def second_admin(staff_users):
+    return create_staff(email="boss@example.com", role=ADMINISTRATOR, password=PASSWORD)
+
+
+@pytest.mark.parametrize(
+    "action, data",
+    [
+        ("staff:team_deactivate", {"reason": "me"}),
+        ("staff:team_role", {"role": "box-office"}),
+    ],
+)
+def test_an_administrator_cannot_deactivate_or_demote_themselves(
+    admin, staff_users, second_admin, mongo_db, action, data
+):
+    me = staff_users[ADMINISTRATOR]
+
+    refused = post(admin, url(action, me), data)
+
+    assert refused.status_code == 409
+    assert "another Administrator can" in page_of(refused)
+    me.refresh_from_db()
+    assert me.is_active and role_of(me) == ADMINISTRATOR
+    assert admin.get(TEAM).status_code == 200
+    assert staff_entries(mongo_db) == []
+
+
+def test_another_administrator_can_and_then_the_last_one_is_kept(
+    admin, staff_users, second_admin, mongo_db
+):
+    me = staff_users[ADMINISTRATOR]
+    boss = browser("boss@example.com")
+
+    demoted = post(boss, url("staff:team_role", me), {"role": "box-office"})
+    assert demoted.status_code == 302 and role_of(me) == BOX_OFFICE
+    # Boss is the last active Administrator now: no one (no command either)
+    # may deactivate or demote them.
+    with pytest.raises(CommandError, match="last active Administrator"):
+        call_command("deactivatestaff", email="boss@example.com")
+    with pytest.raises(CommandError, match="last active Administrator"):
+        call_command("createstaff", email="boss@example.com", role="box-office")
+    from staff.services.team import TeamRefused, team_deactivate, team_set_role
+
+    with pytest.raises(TeamRefused, match="last active Administrator"):
+        team_deactivate(email="boss@example.com", by=staff_users[SHOP_MANAGER])
+    with pytest.raises(TeamRefused, match="last active Administrator"):
+        team_set_role(
+            email="boss@example.com", role="shop-manager", by=staff_users[BOX_OFFICE]
+        )
+    second_admin.refresh_from_db()
+    assert second_admin.is_active and role_of(second_admin) == ADMINISTRATOR
+    assert [e["action"] for e in staff_entries(mongo_db)] == ["staff role changed"]
+
+
+def test_ones_own_row_offers_no_change(admin, staff_users):
+    """No form that would be refused: one's own row says "you"."""
+    me = staff_users[ADMINISTRATOR]
+    page = page_of(admin.get(TEAM))
+    row = row_of(page, me)
+    assert "(you)" in row and "<form" not in row
+
+
+# --- The commands: the same rules, on the trail --------------------------------
+
+
+def test_the_commands_go_on_the_trail_as_commands(db, mongo_db, staff_users):
+    call_command("createstaff", email="ann@example.com", role="box-office")
+    call_command("createstaff", email="ann@example.com", role="shop-manager")
+    call_command("deactivatestaff", email="ann@example.com", reason="contract ended")
+
+    entries = staff_entries(mongo_db)
+    assert [(e["action"], e["actor"]) for e in entries] == [
+        ("staff added", "command:createstaff"),
+        ("staff role changed", "command:createstaff"),
+        ("staff deactivated", "command:deactivatestaff"),
+    ]
+    assert entries[2]["reason"] == "contract ended"
+    with pytest.raises(CommandError, match="no staff account"):
+        call_command("deactivatestaff", email="ann@example.com")
