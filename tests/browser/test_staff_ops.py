@@ -194,4 +194,4 @@ def test_an_administrator_adds_and_deactivates_members_by_keyboard_on_a_phone(
     )
     wide = page.evaluate("document.documentElement.scrollWidth")
     assert wide <= 375
-    screenshot(page, "staff-team")
+    _keep(screenshot(page, "staff-team"), "staff-team")
