@@ -95,82 +95,92 @@ def team_add(request):
     return redirect("staff:team")
 
 
+def _member_change(request, user_id, action, form_class, change, said):
+    """A change of one member's row: its form checked, the service
+    (``change(user, data)``) run, the outcome said; a refusal redraws the
+    page with the row's form as typed."""
+    user = _account_or_404(user_id)
+    form = form_class(request.POST) if form_class else None
+    if form is not None and not form.is_valid():
+        return _refused(request, user, action, form, _first_error(form))
+    data = form.cleaned_data if form is not None else {}
+    try:
+        change(user, data)
+    except TeamRefused as exc:
+        return _refused(request, user, action, form, exc)
+    messages.success(request, said(user, data))
+    return redirect("staff:team")
+
+
 @require_POST
 @staff_permission(TEAM)
 def team_role(request, user_id):
-    user = _account_or_404(user_id)
-    form = RoleForm(request.POST)
-    if not form.is_valid():
-        return _refused(request, user, "role", form, _first_error(form))
-    try:
-        team_services.team_set_role(
+    return _member_change(
+        request,
+        user_id,
+        "role",
+        RoleForm,
+        lambda user, data: team_services.team_set_role(
             email=user.username,
-            role=form.cleaned_data["role"],
+            role=data["role"],
             by=request.user,
-            reason=form.cleaned_data["reason"],
-        )
-    except TeamRefused as exc:
-        return _refused(request, user, "role", form, exc)
-    role = ROLE_SLUGS[form.cleaned_data["role"]]
-    messages.success(request, f"{user.username} is now {role}.")
-    return redirect("staff:team")
+            reason=data["reason"],
+        ),
+        lambda user, data: f"{user.username} is now {ROLE_SLUGS[data['role']]}.",
+    )
 
 
 @require_POST
 @staff_permission(TEAM)
 def team_deactivate(request, user_id):
-    user = _account_or_404(user_id)
-    form = ReasonForm(request.POST)
-    if not form.is_valid():
-        return _refused(request, user, "deactivate", form, _first_error(form))
-    try:
-        team_services.team_deactivate(
-            email=user.username, by=request.user, reason=form.cleaned_data["reason"]
-        )
-    except TeamRefused as exc:
-        return _refused(request, user, "deactivate", form, exc)
-    messages.success(
+    return _member_change(
         request,
-        f"{user.username} is deactivated: they can no longer log in, and a "
-        "browser still logged in as them is logged out at its next page.",
+        user_id,
+        "deactivate",
+        ReasonForm,
+        lambda user, data: team_services.team_deactivate(
+            email=user.username, by=request.user, reason=data["reason"]
+        ),
+        lambda user, data: (
+            f"{user.username} is deactivated: they can no longer log in, and a "
+            "browser still logged in as them is logged out at its next page."
+        ),
     )
-    return redirect("staff:team")
 
 
 @require_POST
 @staff_permission(TEAM)
 def team_reactivate(request, user_id):
-    user = _account_or_404(user_id)
-    form = RoleForm(request.POST)
-    if not form.is_valid():
-        return _refused(request, user, "reactivate", form, _first_error(form))
-    try:
-        team_services.team_reactivate(
-            email=user.username,
-            role=form.cleaned_data["role"],
-            by=request.user,
-            reason=form.cleaned_data["reason"],
-        )
-    except TeamRefused as exc:
-        return _refused(request, user, "reactivate", form, exc)
-    role = ROLE_SLUGS[form.cleaned_data["role"]]
-    messages.success(
+    return _member_change(
         request,
-        f"{user.username} is staff again ({role}), with their former password; "
-        "they were emailed that they have staff access.",
+        user_id,
+        "reactivate",
+        RoleForm,
+        lambda user, data: team_services.team_reactivate(
+            email=user.username,
+            role=data["role"],
+            by=request.user,
+            reason=data["reason"],
+        ),
+        lambda user, data: (
+            f"{user.username} is staff again ({ROLE_SLUGS[data['role']]}), with their "
+            "former password; they were emailed that they have staff access."
+        ),
     )
-    return redirect("staff:team")
 
 
 @require_POST
 @staff_permission(TEAM)
 def team_invite(request, user_id):
-    user = _account_or_404(user_id)
-    try:
-        team_services.team_invite_again(email=user.username, by=request.user)
-    except TeamRefused as exc:
-        return _refused(request, user, "invite", None, exc)
-    messages.success(
-        request, f"A new link to choose a password was emailed to {user.username}."
+    return _member_change(
+        request,
+        user_id,
+        "invite",
+        None,
+        lambda user, data: team_services.team_invite_again(
+            email=user.username, by=request.user
+        ),
+        lambda user, data: (
+            f"A new link to choose a password was emailed to {user.username}."
+        ),
     )
-    return redirect("staff:team")

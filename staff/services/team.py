@@ -74,8 +74,18 @@ def _role(value: str) -> str:
         ) from None
 
 
-def _reason(reason: str) -> str:
-    return (reason or "").strip()[:500]
+def _trail(action: str, email: str, by, *, before=None, after=None, reason="") -> None:
+    """The team change's audit entry: the account by its email, who did it
+    and why (a reason cut to 500 characters)."""
+    audit_record(
+        action=action,
+        object_kind=STAFF,
+        object_id=email,
+        before=before,
+        after=after,
+        actor=_actor(by),
+        reason=(reason or "").strip()[:500],
+    )
 
 
 def is_member(user) -> bool:
@@ -163,15 +173,8 @@ def team_add(
         else:
             before = SHOPPER if user.is_active else FORMER
         user = create_staff(email=email, role=name, password=password)
-    audit_record(
-        action="staff added" if before != FORMER else "staff reactivated",
-        object_kind=STAFF,
-        object_id=email,
-        before=before,
-        after=name,
-        actor=_actor(by),
-        reason=_reason(reason),
-    )
+    action = "staff added" if before != FORMER else "staff reactivated"
+    _trail(action, email, by, before=before, after=name, reason=reason)
     if notify:
         queue("send_account_email", "staff", user.pk)
     return user, before
@@ -201,15 +204,7 @@ def team_set_role(*, email: str, role: str, by, reason: str = ""):
             raise TeamRefused(f"{email} is {name} already.", field="role", status=400)
         _guard(user, by, doing="demote")
         user = create_staff(email=email, role=name)
-    audit_record(
-        action="staff role changed",
-        object_kind=STAFF,
-        object_id=email,
-        before=before,
-        after=name,
-        actor=_actor(by),
-        reason=_reason(reason),
-    )
+    _trail("staff role changed", email, by, before=before, after=name, reason=reason)
     return user
 
 
@@ -221,13 +216,7 @@ def team_set_password(*, email: str, password: str, by):
         user = _member(email)
         user.set_password(password)
         user.save(update_fields=["password"])
-    audit_record(
-        action="staff password set",
-        object_kind=STAFF,
-        object_id=email,
-        actor=_actor(by),
-        reason="",
-    )
+    _trail("staff password set", email, by)
     return user
 
 
@@ -241,15 +230,7 @@ def team_deactivate(*, email: str, by, reason: str = ""):
         before = role_of(user)
         _guard(user, by, doing="deactivate")
         user = deactivate_staff(email=email)
-    audit_record(
-        action="staff deactivated",
-        object_kind=STAFF,
-        object_id=email,
-        before=before,
-        after=FORMER,
-        actor=_actor(by),
-        reason=_reason(reason),
-    )
+    _trail("staff deactivated", email, by, before=before, after=FORMER, reason=reason)
     return user
 
 
@@ -266,12 +247,5 @@ def team_invite_again(*, email: str, by):
             "the log-in page's Forgot your password?"
         )
     queue("send_account_email", "staff", user.pk)
-    audit_record(
-        action="staff invitation sent",
-        object_kind=STAFF,
-        object_id=email,
-        after=role_of(user),
-        actor=_actor(by),
-        reason="",
-    )
+    _trail("staff invitation sent", email, by, after=role_of(user))
     return user
