@@ -26,13 +26,13 @@ Only the shop's checkout page is limited; the box office's sales (staff,
 ``shop.services.box_office``) do not go through it.
 """
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from django.conf import settings
 from django.shortcuts import render
 
 from accounts.documents import ThrottleCount
-from accounts.throttle import client_ip, hit, window_id, window_left
+from accounts.throttle import client_ip, hit, when_again, window_id
 from shop.identity import owner_of
 from shop.selectors.carts import live_cart
 
@@ -74,15 +74,12 @@ def declines_refused(request, *, now: datetime | None = None):
     """The 429 page: the card was not charged, the items stay held until
     their hold ends, and when to try again."""
     now = now or datetime.now(UTC)
-    seconds = window_left(settings.DECLINES_WINDOW_SECONDS, now)
     context = {
-        "seconds": seconds,
-        "minutes": -(-seconds // 60),
-        "retry_at": now + timedelta(seconds=seconds),
+        **when_again(settings.DECLINES_WINDOW_SECONDS, now),
         "cart": live_cart(owner=owner_of(request)),
     }
     response = render(request, "accounts/declines_429.html", context, status=429)
-    response["Retry-After"] = str(seconds)
+    response["Retry-After"] = str(context["seconds"])
     return response
 
 

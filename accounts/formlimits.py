@@ -9,7 +9,7 @@ names: each account gets at most ``ACCOUNT_EMAILS_PER_HOUR``
 (``accounts/mail.py``), but a script could name every account in turn.
 
 So each POST of either form is counted before its view runs, as the
-throttle counts (``throttle.hit``: one upsert guarded on the limit, shared
+throttle counts (``throttle.counted``: one upsert guarded on the limit per key, shared
 by every worker), in fixed windows of an hour: a sign-up per client
 address (``SIGNUPS_PER_ADDRESS``) and per session when the browser has one
 (``SIGNUPS_PER_SESSION``), a reset request per client address
@@ -23,13 +23,13 @@ Run by ``accounts/middleware.py``, after CSRF's check: a forged POST is
 refused as forged and is not counted.
 """
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from django.conf import settings
 from django.shortcuts import render
 
 from accounts.forms import QueuedPasswordResetForm, SignUpForm
-from accounts.throttle import client_ip, hit, window_left
+from accounts.throttle import counted, when_again
 from accounts.views import signup_page
 
 # The POSTs limited here (url names).
@@ -37,22 +37,6 @@ SIGNUP = "accounts:signup"
 RESET = "password_reset"
 
 WINDOW = 3600  # seconds: the limits are per hour
-
-
-def within(
-    request, kind: str, *, per_address: int, per_session: int | None, now: datetime
-) -> bool:
-    """Count this POST of ``kind`` against the request's address, and its
-    session's when it has one and ``per_session`` is given; whether both
-    were under their limits."""
-    ok = hit(
-        f"{kind}:ip:{client_ip(request)}", limit=per_address, window=WINDOW, now=now
-    )
-    session = getattr(request, "session", None)
-    if per_session is not None and session is not None and session.session_key:
-        key = f"{kind}:session:{session.session_key}"
-        ok = hit(key, limit=per_session, window=WINDOW, now=now) and ok
-    return ok
 
 
 def _again(form_class, request):
@@ -63,32 +47,24 @@ def _again(form_class, request):
     return form_class(initial={"email": request.POST.get("email", "")[:longest]})
 
 
-def _limited(now: datetime) -> tuple[int, dict]:
-    """Seconds left of the window, and what the page says of them."""
-    seconds = window_left(WINDOW, now)
-    return seconds, {
-        "minutes": -(-seconds // 60),
-        "retry_at": now + timedelta(seconds=seconds),
-    }
-
-
 def signup_refusal(request):
     """The sign-up form again with 429 when the address or the session is
     over its limit, or None (counted)."""
     now = datetime.now(UTC)
-    if within(
+    if counted(
         request,
-        "signup",
+        prefix="signup:",
         per_address=settings.SIGNUPS_PER_ADDRESS,
         per_session=settings.SIGNUPS_PER_SESSION,
+        window=WINDOW,
         now=now,
     ):
         return None
-    seconds, limited = _limited(now)
+    limited = when_again(WINDOW, now)
     response = signup_page(
         request, _again(SignUpForm, request), status=429, limited=limited
     )
-    response["Retry-After"] = str(seconds)
+    response["Retry-After"] = str(limited["seconds"])
     return response
 
 
@@ -96,18 +72,19 @@ def reset_refusal(request):
     """The reset request's form again with 429 when the address is over its
     limit, or None (counted)."""
     now = datetime.now(UTC)
-    if within(
+    if counted(
         request,
-        "reset",
+        prefix="reset:",
         per_address=settings.RESETS_PER_ADDRESS,
         per_session=None,
+        window=WINDOW,
         now=now,
     ):
         return None
-    seconds, limited = _limited(now)
+    limited = when_again(WINDOW, now)
     context = {"form": _again(QueuedPasswordResetForm, request), "limited": limited}
     response = render(
         request, "registration/password_reset_form.html", context, status=429
     )
-    response["Retry-After"] = str(seconds)
+    response["Retry-After"] = str(limited["seconds"])
     return response

@@ -85,22 +85,48 @@ def window_left(window: int, now: datetime | None = None) -> int:
     return max(1, window - int(now.timestamp()) % window)
 
 
-def within_limits(request) -> bool:
-    window = settings.THROTTLE_WINDOW_SECONDS
+def when_again(window: int, now: datetime) -> dict:
+    """When a request refused in the window of ``window`` seconds may try
+    again, as a refusal says it: ``seconds`` (also ``Retry-After``),
+    ``minutes`` (rounded up) and the moment, ``retry_at``."""
+    seconds = window_left(window, now)
+    return {
+        "seconds": seconds,
+        "minutes": -(-seconds // 60),
+        "retry_at": now + timedelta(seconds=seconds),
+    }
+
+
+def counted(
+    request,
+    *,
+    per_address: int,
+    per_session: int | None,
+    window: int,
+    prefix: str = "",
+    now: datetime | None = None,
+) -> bool:
+    """Count this request against its client address and, when it has a
+    session and ``per_session`` is given, its session (keys ``prefix``
+    ``ip:...`` and ``session:...``); whether both were under their limits
+    (each is counted either way)."""
     ok = hit(
-        f"ip:{client_ip(request)}", limit=settings.THROTTLE_PER_ADDRESS, window=window
+        f"{prefix}ip:{client_ip(request)}", limit=per_address, window=window, now=now
     )
     session = getattr(request, "session", None)
-    if session is not None and session.session_key:
-        ok = (
-            hit(
-                f"session:{session.session_key}",
-                limit=settings.THROTTLE_PER_SESSION,
-                window=window,
-            )
-            and ok
-        )
+    if per_session is not None and session is not None and session.session_key:
+        key = f"{prefix}session:{session.session_key}"
+        ok = hit(key, limit=per_session, window=window, now=now) and ok
     return ok
+
+
+def within_limits(request) -> bool:
+    return counted(
+        request,
+        per_address=settings.THROTTLE_PER_ADDRESS,
+        per_session=settings.THROTTLE_PER_SESSION,
+        window=settings.THROTTLE_WINDOW_SECONDS,
+    )
 
 
 def throttle_refusal(request):

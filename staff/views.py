@@ -18,6 +18,7 @@ from staff.selectors import carts as cart_selectors
 from staff.selectors import jobs as job_selectors
 from staff.selectors.dashboard import dashboard as dashboard_data
 from staff.selectors.orders import (
+    latest,
     order_detail,
     order_kinds,
     order_search,
@@ -203,7 +204,7 @@ def jobs(request):
         _context(
             request,
             jobs=job_selectors.jobs(),
-            entries=job_selectors.job_audit(),
+            entries=latest(kind="job", limit=20),
             section="jobs",
         ),
     )

@@ -13,6 +13,7 @@ from staff.access import staff_permission
 from staff.forms import AddMemberForm, ReasonForm, RoleForm
 from staff.roles import ROLE_SLUGS
 from staff.selectors import team as team_selectors
+from staff.selectors.orders import latest
 from staff.services import team as team_services
 from staff.services.team import FORMER, NEW_ACCOUNT, TeamRefused
 from staff.views import _context
@@ -29,7 +30,7 @@ def _team_page(request, *, add=None, failed=None, status=200):
         _context(
             request,
             team=team_selectors.team(),
-            entries=team_selectors.team_audit(),
+            entries=latest(kind="staff", limit=30),
             add=add if add is not None else AddMemberForm(),
             role_choices=list(ROLE_SLUGS.items()),
             failed=failed,

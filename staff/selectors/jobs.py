@@ -2,8 +2,6 @@
 
 from django_q.models import Failure, Schedule, Success, Task
 
-from staff.documents import AuditEntry
-
 
 def jobs() -> list[dict]:
     rows = []
@@ -20,13 +18,3 @@ def jobs() -> list[dict]:
             }
         )
     return rows
-
-
-def job_audit(limit: int = 20) -> list[dict]:
-    """Staff runs of jobs, newest first (the jobs' own page of the trail)."""
-    return list(
-        AuditEntry.coll()
-        .find({"object_kind": "job"})
-        .sort([("at", -1), ("_id", -1)])
-        .limit(limit)
-    )

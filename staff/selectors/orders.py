@@ -226,3 +226,14 @@ def timeline(*, kind: str, object_id: str) -> list[dict]:
         .find({"object_kind": kind, "object_id": object_id})
         .sort([("at", 1), ("_id", 1)])  # entries of one moment in written order
     )
+
+
+def latest(*, kind: str, limit: int) -> list[dict]:
+    """The newest audit entries of one kind of object (a page's own part
+    of the trail: the jobs', the team's), newest first."""
+    return list(
+        AuditEntry.coll()
+        .find({"object_kind": kind})
+        .sort([("at", -1), ("_id", -1)])
+        .limit(limit)
+    )

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 
-from staff.documents import AuditEntry
 from staff.roles import ROLE_SLUGS, ROLES, role_of
 
 SLUG_OF = {name: slug for slug, name in ROLE_SLUGS.items()}
@@ -55,13 +54,3 @@ def team() -> Team:
 def account(user_id: int):
     """The account ``user_id`` (a member or a former one), or None."""
     return get_user_model().objects.filter(pk=user_id).first()
-
-
-def team_audit(limit: int = 30) -> list[dict]:
-    """The team's changes, newest first."""
-    return list(
-        AuditEntry.coll()
-        .find({"object_kind": "staff"})
-        .sort([("at", -1), ("_id", -1)])
-        .limit(limit)
-    )
