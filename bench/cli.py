@@ -121,6 +121,12 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="embedded server without --sync-on-commit (diagnostic: the fsync's share)",
     )
+    p.add_argument(
+        "--oplog",
+        action="store_true",
+        help="embedded server writing an oplog, as before it ran without "
+        "(diagnostic: the oplog's share)",
+    )
     p.add_argument("--keep-db", action="store_true", help="keep each run's database")
     return p
 
@@ -196,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         args.uri,
         db_pid=args.db_pid,
         sync_on_commit=not args.no_sync_on_commit,
+        oplog=args.oplog,
         engine=args.engine,
     ) as target:
         print(f"Marquee load benchmark, {date}")
@@ -232,6 +239,7 @@ def _flash_sale(args) -> int:
         args.uri,
         db_pid=args.db_pid,
         sync_on_commit=not args.no_sync_on_commit,
+        oplog=args.oplog,
         engine=args.engine,
     ) as target:
         print(f"machine: {report.machine()}")

@@ -41,12 +41,14 @@ class Target:
         *,
         db_pid: int | None = None,
         sync_on_commit: bool = True,
+        oplog: bool = False,
         engine: str | None = None,
     ):
         self.uri = uri
         self.engine = engine
         self.pid = db_pid
         self.sync_on_commit = sync_on_commit
+        self.oplog = oplog
         self.description = "the server given by --uri / MONGODB_URI" if uri else ""
         self._server: EmbeddedServer | None = None
         self._home: str | None = None
@@ -76,6 +78,7 @@ class Target:
             home / "data",
             home / "mongo.log",
             sync_on_commit=self.sync_on_commit,
+            oplog=self.oplog,
             # The raw and http levels run without Django's settings, so the
             # default is read as settings.py reads it.
             engine=engines.resolve(
@@ -90,8 +93,9 @@ class Target:
             raise
         self.pid = self._server.process.pid
         sync = "--sync-on-commit" if self.sync_on_commit else "NO --sync-on-commit"
+        oplog = "with an oplog" if self.oplog else "no oplog"
         self.description = (
-            f"embedded SecantusDB, {self._server.engine.name} server, {sync}, "
+            f"embedded SecantusDB, {self._server.engine.name} server, {sync}, {oplog}, "
             "fresh daemon per measurement"
         )
 

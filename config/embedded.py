@@ -71,12 +71,14 @@ class EmbeddedServer:
         sync_on_commit=True,
         engine: engines.Engine | None = None,
         cache_size: str | None = None,
+        oplog: bool = False,
     ):
         self.data_dir = Path(data_dir)
         self.log_file = Path(log_file)
         self.sync_on_commit = sync_on_commit
         self.engine = engine or engines.resolve()
         self.cache_size = cache_size
+        self.oplog = oplog
         self.process: subprocess.Popen | None = None
         self.port: int | None = None
         self.uri: str | None = None
@@ -203,6 +205,27 @@ class EmbeddedServer:
             args.append("--sync-on-commit")
         return args
 
+    def _environment(self) -> dict[str, str]:
+        """The daemon's environment: this process's, without the oplog.
+
+        The oplog is a replica set's feed (secondaries, change streams,
+        point-in-time restores). Marquee's embedded server is one node that
+        none of them reads: nothing in Marquee watches a change stream,
+        backups copy the stopped data directory (config/backup.py), and
+        durability is WiredTiger's journal, synced on every commit. Writing
+        an entry per document written cost the Rust server about a seventh
+        of its CPU per write under concurrent writers (bench/RESULTS.md,
+        "Without the oplog"). The switch is the Rust server's
+        (``SECANTUS_DISABLE_OPLOG``); the Python server offers none and keeps
+        writing its oplog, pruned after an hour. A real MongoDB
+        (``MONGODB_URI``) keeps its own.
+        """
+        env = dict(os.environ)
+        env.pop("SECANTUS_DISABLE_OPLOG", None)
+        if not self.oplog:
+            env["SECANTUS_DISABLE_OPLOG"] = "1"
+        return env
+
     def _config_path(self) -> Path:
         path = self.data_dir.with_name(self.data_dir.name + ".toml")
         if not path.exists():
@@ -220,6 +243,7 @@ class EmbeddedServer:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
+                env=self._environment(),
                 start_new_session=True,
             )
         self._wait_ready(timeout)
