@@ -175,8 +175,10 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # stateless (any worker reads any session), the cookie carries only a random
 # key, and logging out deletes the session, so a copied cookie is worthless.
 # Not cached_db: a per-process cache would keep a logged-out session alive
-# in the other workers.
-SESSION_ENGINE = "django.contrib.sessions.backends.db"
+# in the other workers. Django's db engine with each row tagged by the
+# account it is logged in as (accounts/sessions.py): deactivating a member
+# of the staff ends all its sessions with one indexed delete.
+SESSION_ENGINE = "accounts.sessions"
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_SECURE = _env_bool("MARQUEE_SECURE_COOKIES")

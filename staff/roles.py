@@ -120,8 +120,9 @@ def create_staff(*, email: str, role: str, password: str | None = None):
 def deactivate_staff(*, email: str):
     """The staff account ``email`` can no longer log in, nor is it staff or
     in a role (a browser still logged in as it is logged out at its next
-    page); ``create_staff`` makes it staff again. LookupError when there is
-    no such staff account."""
+    page; ``staff.services.team.team_deactivate`` also ends its sessions);
+    ``create_staff`` makes it staff again. LookupError when there is no
+    such staff account."""
     users = get_user_model()
     email = email.strip().lower()
     user = users.objects.filter(username=email, is_staff=True).first()

@@ -7,6 +7,8 @@ kept here once:
 * nobody deactivates or demotes themselves, and the last active
   Administrator is never deactivated nor moved to another role (no shop is
   left without someone who can manage staff);
+* a deactivated account has no session (``team_deactivate`` ends them
+  all), so reactivating it takes a fresh log-in;
 * every change goes on the audit trail (``object_kind`` "staff", the
   account's email), with who did it, why, and the role before -> after.
 
@@ -21,6 +23,7 @@ from django.core.validators import validate_email
 from django.db import transaction
 
 from accounts.mail import queue
+from accounts.sessions import end_sessions
 from staff.roles import (
     ADMINISTRATOR,
     create_staff,
@@ -221,15 +224,25 @@ def team_set_password(*, email: str, password: str, by):
 
 
 def team_deactivate(*, email: str, by, reason: str = ""):
-    """The member ``email`` may no longer log in and has no role (a browser
-    logged in as it is logged out at its next page); ``team_reactivate``
-    undoes it. Refused for oneself and for the last active Administrator."""
+    """The member ``email`` may no longer log in and has no role;
+    ``team_reactivate`` undoes it. Refused for oneself and for the last
+    active Administrator.
+
+    Invariant: a deactivated account has no session. Every browser logged
+    in as it is logged out for good, so making it staff again takes a fresh
+    log-in."""
     email = _email(email)
     with transaction.atomic():
         user = _member(email)
         before = role_of(user)
         _guard(user, by, doing="deactivate")
         user = deactivate_staff(email=email)
+        # Django only refuses an inactive account's session while it is
+        # inactive: kept, the session would be logged in again once the
+        # account is reactivated (staff sessions last STAFF_SESSION_HOURS).
+        # Deleted with the change, in its transaction, so neither is without
+        # the other.
+        end_sessions(user)
     _trail("staff deactivated", email, by, before=before, after=FORMER, reason=reason)
     return user
 

@@ -4,10 +4,10 @@ ends the session; what a session holds is checked before it is used."""
 
 import pytest
 from django.conf import settings
-from django.contrib.sessions.backends.db import SessionStore
 from django.core import signing
 from django.test import Client
 
+from accounts.sessions import SessionStore
 from config.secret import DEV_SECRET_KEY
 from shop.services.carts import cart_add_item
 from tests.accounts.conftest import PASSWORD
@@ -134,3 +134,34 @@ def test_a_staff_login_lasts_a_working_day_a_shoppers_two_weeks(client, ada, set
     assert client.cookies[COOKIE]["max-age"] == settings.SESSION_COOKIE_AGE
     staff_session = SessionStore(session_key=clerk.cookies[COOKIE].value)
     assert staff_session.get_expiry_age() == 12 * 3600
+
+
+def test_the_sessions_of_djangos_own_table_move_tagged_with_their_account(ada):
+    """accounts/migrations/0002: changing the engine logs nobody out and
+    loses no anonymous cart."""
+    from importlib import import_module
+
+    from django.apps import apps
+    from django.contrib.auth import SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore as DjangosStore
+    from django.contrib.sessions.models import Session
+
+    from accounts.models import BrowserSession
+
+    moving = import_module("accounts.migrations.0002_move_sessions")
+    logged_in, anonymous, expired = DjangosStore(), DjangosStore(), DjangosStore()
+    logged_in[SESSION_KEY] = str(ada.pk)
+    anonymous["shop_owner"] = "someone"
+    expired[SESSION_KEY] = str(ada.pk)
+    expired.set_expiry(-1)
+    for session in (logged_in, anonymous, expired):
+        session.save()
+
+    moving.forwards(apps, None)
+
+    moved = {s.session_key: s for s in BrowserSession.objects.all()}
+    assert set(moved) == {logged_in.session_key, anonymous.session_key}
+    assert moved[logged_in.session_key].account_id == ada.pk
+    assert moved[anonymous.session_key].account_id is None
+    assert SessionStore(anonymous.session_key).load() == {"shop_owner": "someone"}
+    assert not Session.objects.exists()

@@ -15,6 +15,7 @@ from django.core.management.base import CommandError
 from django.test import Client
 from django.urls import reverse
 
+from accounts.models import BrowserSession
 from staff.roles import ADMINISTRATOR, BOX_OFFICE, SHOP_MANAGER, create_staff, role_of
 from tests.staff.conftest import PASSWORD, ROLE_EMAILS
 
@@ -257,6 +258,85 @@ def test_deactivating_logs_their_browser_out_at_its_next_page(
     assert entry["action"] == "staff deactivated"
     assert (entry["before"], entry["after"]) == (BOX_OFFICE, "former staff")
     assert entry["reason"] == "left"
+
+
+def logged_in_by_the_page(email, password=PASSWORD) -> Client:
+    """A browser logged in through the log-in page, as a person does."""
+    client = Client()
+    done = client.post("/accounts/login/", {"username": email, "password": password})
+    assert done.status_code == 302
+    return client
+
+
+def is_logged_out(client) -> bool:
+    page = client.get(reverse("staff:dashboard"))
+    return page.status_code == 302 and page["Location"].startswith("/accounts/login/")
+
+
+def test_deactivating_ends_their_sessions_for_good_so_reactivating_needs_a_log_in(
+    admin, staff_users
+):
+    box = staff_users[BOX_OFFICE]
+    clerk = browser(ROLE_EMAILS[BOX_OFFICE])
+    till = logged_in_by_the_page(ROLE_EMAILS[BOX_OFFICE])
+    assert clerk.get(reverse("staff:dashboard")).status_code == 200
+    assert till.get(reverse("staff:dashboard")).status_code == 200
+
+    post(admin, url("staff:team_deactivate", box), {"reason": "left"})
+    done = post(admin, url("staff:team_reactivate", box), {"role": "box-office"})
+
+    assert done.status_code == 302 and role_of(box) == BOX_OFFICE
+    assert is_logged_out(clerk) and is_logged_out(till)
+    assert not BrowserSession.objects.filter(account_id=box.pk).exists()
+    again = browser(ROLE_EMAILS[BOX_OFFICE])  # their password, a fresh log-in
+    assert again.get(reverse("staff:dashboard")).status_code == 200
+
+
+def test_a_session_whose_key_a_password_change_rotated_is_ended_too(db, staff_users):
+    """Django gives a session a new key when its account changes its
+    password: that session is the account's as much as the first."""
+    clerk = browser(ROLE_EMAILS[BOX_OFFICE])
+    before = clerk.cookies["sessionid"].value
+    changed = post(
+        clerk,
+        "/accounts/password/change/",
+        {
+            "old_password": PASSWORD,
+            "new_password1": NEW_PASSWORD,
+            "new_password2": NEW_PASSWORD,
+        },
+    )
+    assert changed.status_code == 302
+    assert clerk.cookies["sessionid"].value != before
+    assert clerk.get(reverse("staff:dashboard")).status_code == 200
+
+    call_command("deactivatestaff", email=ROLE_EMAILS[BOX_OFFICE], reason="left")
+    call_command("createstaff", email=ROLE_EMAILS[BOX_OFFICE], role="box-office")
+
+    assert is_logged_out(clerk)
+    again = browser(ROLE_EMAILS[BOX_OFFICE], password=NEW_PASSWORD)
+    assert again.get(reverse("staff:dashboard")).status_code == 200
+
+
+def test_deactivating_one_member_leaves_everyone_elses_sessions(
+    admin, staff_users, shopper, product
+):
+    manager = browser(ROLE_EMAILS[SHOP_MANAGER])
+    customer = logged_in_by_the_page("shopper@example.com")
+    stranger = Client()
+    stranger.post("/cart/add/", {"sku": product, "quantity": "1"})
+    sessions = set(BrowserSession.objects.values_list("session_key", flat=True))
+    clerk = browser(ROLE_EMAILS[BOX_OFFICE])
+
+    post(admin, url("staff:team_deactivate", staff_users[BOX_OFFICE]), {"reason": "x"})
+
+    assert is_logged_out(clerk)
+    assert manager.get(reverse("staff:stock")).status_code == 200
+    assert admin.get(TEAM).status_code == 200
+    assert customer.get("/accounts/").status_code == 200
+    assert "JC Sneaker" in page_of(stranger.get("/cart/"))
+    left = set(BrowserSession.objects.values_list("session_key", flat=True))
+    assert sessions <= left
 
 
 def test_deactivating_needs_a_reason(admin, staff_users, mongo_db):

@@ -6,10 +6,10 @@ from staff.services.team import TeamRefused, team_deactivate
 
 class Command(MongoCommand):
     help = (
-        "Deactivate a staff account: it may no longer log in, and a browser "
-        "logged in as it is logged out at its next page (createstaff, or the "
-        "Staff page's Make staff again, makes it staff again). The last "
-        "active Administrator is never deactivated."
+        "Deactivate a staff account: it may no longer log in, and every "
+        "browser logged in as it is logged out for good (createstaff, or the "
+        "Staff page's Make staff again, makes it staff again; it then logs "
+        "in afresh). The last active Administrator is never deactivated."
     )
 
     def add_arguments(self, parser):
