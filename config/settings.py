@@ -441,6 +441,14 @@ ACCOUNT_EMAILS_PER_HOUR = _env_number("MARQUEE_ACCOUNT_EMAILS_PER_HOUR", 3)
 SIGNUPS_PER_ADDRESS = _env_number("MARQUEE_SIGNUPS_PER_ADDRESS", 20, minimum=1)
 SIGNUPS_PER_SESSION = _env_number("MARQUEE_SIGNUPS_PER_SESSION", 10, minimum=1)
 RESETS_PER_ADDRESS = _env_number("MARQUEE_RESETS_PER_ADDRESS", 10, minimum=1)
+# "Send the invitation again" on the Staff page: emails to one member per
+# hour, and invitations one manager (or command) sends per hour, whoever
+# they are to; more are refused and nothing is sent
+# (staff/services/team.py team_invite_again).
+STAFF_INVITES_PER_MEMBER = _env_number("MARQUEE_STAFF_INVITES_PER_MEMBER", 3, minimum=1)
+STAFF_INVITES_PER_MANAGER = _env_number(
+    "MARQUEE_STAFF_INVITES_PER_MANAGER", 20, minimum=1
+)
 # On logging in, the orders this browser placed anonymously in the last so
 # many minutes become the account's. Older ones (a shared computer's
 # earlier customer, say) stay where they are, claimable by their email.

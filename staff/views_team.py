@@ -4,6 +4,7 @@ change a role, deactivate, make staff again, send an invitation again).
 Thin: a form, one service of ``staff.services.team`` (which keeps every
 rule), then a redirect; a refusal redraws the page with what was typed."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import redirect, render
@@ -34,6 +35,7 @@ def _team_page(request, *, add=None, failed=None, status=200):
             add=add if add is not None else AddMemberForm(),
             role_choices=list(ROLE_SLUGS.items()),
             failed=failed,
+            invites_per_member=settings.STAFF_INVITES_PER_MEMBER,
             section="team",
         ),
         status=status,
@@ -51,7 +53,12 @@ def _refused(request, user, action, form, exc_or_message, status=400):
     message = getattr(exc_or_message, "message", exc_or_message)
     status = getattr(exc_or_message, "status", status)
     failed = {"pk": user.pk, "action": action, "form": form, "message": message}
-    return _team_page(request, failed=failed, status=status)
+    response = _team_page(request, failed=failed, status=status)
+    retry_after = getattr(exc_or_message, "retry_after", None)
+    if retry_after is not None:
+        # A limit's refusal (429), as the form limits answer one.
+        response["Retry-After"] = str(retry_after)
+    return response
 
 
 def _first_error(form) -> str:

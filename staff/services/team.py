@@ -9,6 +9,9 @@ kept here once:
   left without someone who can manage staff);
 * a deactivated account has no session (``team_deactivate`` ends them
   all), so reactivating it takes a fresh log-in;
+* an invitation is sent again at most ``STAFF_INVITES_PER_MEMBER`` times
+  an hour to one member, and ``STAFF_INVITES_PER_MANAGER`` times an hour
+  by one sender (``team_invite_again``);
 * every change goes on the audit trail (``object_kind`` "staff", the
   account's email), with who did it, why, and the role before -> after.
 
@@ -17,13 +20,19 @@ Django's own tables hold the accounts (``staff.roles`` writes them); the
 trail is in MongoDB, written once the account's change is committed.
 """
 
+from datetime import UTC, datetime
+
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
+from django.template.defaultfilters import pluralize
+from django.utils.timezone import localtime
 
 from accounts.mail import queue
 from accounts.sessions import end_sessions
+from accounts.throttle import hit, when_again
 from staff.roles import (
     ADMINISTRATOR,
     create_staff,
@@ -40,15 +49,27 @@ NEW_ACCOUNT = "new account"
 SHOPPER = "shopper"
 FORMER = "former staff"
 
+INVITES_WINDOW = 3600  # seconds: invitations sent again are limited per hour
+
 
 class TeamRefused(StaffActionRefused):
     """A team change refused by a rule; ``field``: the form field it is
-    about (None: the change itself, as the guard rails refuse it)."""
+    about (None: the change itself, as the guard rails refuse it);
+    ``retry_after``: when a limit refused it, the seconds until it may be
+    tried again."""
 
-    def __init__(self, message: str, *, field: str | None = None, status=409):
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        status=409,
+        retry_after: int | None = None,
+    ):
         super().__init__(message)
         self.field = field
         self.status = status
+        self.retry_after = retry_after  # seconds, for a limit's 429
 
 
 def _actor(by) -> str:
@@ -247,17 +268,64 @@ def team_deactivate(*, email: str, by, reason: str = ""):
     return user
 
 
-def team_invite_again(*, email: str, by):
+def _invites_refusal(user, by, now: datetime) -> str | None:
+    """Count one invitation sent again against whoever sends it (at most
+    ``STAFF_INVITES_PER_MANAGER`` an hour, whoever they are to), then
+    against the member (``STAFF_INVITES_PER_MEMBER`` an hour); None when
+    both were under their limits, else what the refusal says of the limit
+    reached. The throttle's counts (``hit``: one upsert guarded on the
+    limit, shared by every worker), so two managers pressing at once never
+    send more than the limit between them. Every attempt counts, a refused
+    one too, as the form limits count; a sender over their own limit is
+    not counted against the member, so one careless manager does not spend
+    another's invitations to them."""
+    sender = settings.STAFF_INVITES_PER_MANAGER
+    if not hit(
+        f"staff-invite:by:{_actor(by)}", limit=sender, window=INVITES_WINDOW, now=now
+    ):
+        return f"you have sent {sender} invitation{pluralize(sender)} this hour"
+    member = settings.STAFF_INVITES_PER_MEMBER
+    if not hit(
+        f"staff-invite:member:{user.pk}", limit=member, window=INVITES_WINDOW, now=now
+    ):
+        return (
+            f"{user.username} has been sent {member} invitation{pluralize(member)} "
+            "this hour"
+        )
+    return None
+
+
+def team_invite_again(*, email: str, by, now: datetime | None = None):
     """Email the member who has not chosen a password yet a new link (the
     first one lasts a day, and the log-in page's reset sends none to an
-    account without a password)."""
+    account without a password).
+
+    Limited per member and per sender, in windows of an hour: nothing
+    else stops a careless (or hostile) manager pressing the button a
+    hundred times at one inbox. Counted here, not in the view, so every
+    way of sending one (the Staff page, a command, a shell) is held to
+    the same limit, kept in this one place. Over a limit: refused (429,
+    ``retry_after`` the seconds left of the hour), nothing sent and no
+    entry on the trail, as for every refused team change."""
     email = _email(email)
+    now = now or datetime.now(UTC)
     with transaction.atomic():
         user = _member(email)
     if user.has_usable_password():
         raise TeamRefused(
             f"{email} has chosen a password already: they can log in, or use "
             "the log-in page's Forgot your password?"
+        )
+    reached = _invites_refusal(user, by, now)
+    if reached is not None:
+        again = when_again(INVITES_WINDOW, now)
+        minutes = again["minutes"]
+        at = localtime(again["retry_at"]).strftime("%H:%M")
+        raise TeamRefused(
+            f"No email was sent: {reached}, as many as may be sent. Try again "
+            f"in {minutes} minute{pluralize(minutes)} (at {at}).",
+            status=429,
+            retry_after=again["seconds"],
         )
     queue("send_account_email", "staff", user.pk)
     _trail("staff invitation sent", email, by, after=role_of(user))

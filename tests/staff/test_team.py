@@ -387,6 +387,84 @@ def test_an_invitation_is_sent_again_only_to_who_has_no_password(
     assert [e["action"] for e in staff_entries(mongo_db)] == ["staff invitation sent"]
 
 
+def test_invitations_to_one_member_are_limited_per_hour_whoever_sends_them(
+    admin, staff_users, mongo_db, mailoutbox, settings
+):
+    settings.STAFF_INVITES_PER_MEMBER = 2
+    invited = create_staff(email="invited@example.com", role=BOX_OFFICE)
+    create_staff(email="boss@example.com", role=ADMINISTRATOR, password=PASSWORD)
+    boss = browser("boss@example.com")
+
+    sent = [post(admin, url("staff:team_invite", invited)) for _ in range(2)]
+    refused = post(admin, url("staff:team_invite", invited))
+    # Another Administrator may not send them more either.
+    also_refused = post(boss, url("staff:team_invite", invited))
+
+    assert [r.status_code for r in sent] == [302, 302]
+    for response in (refused, also_refused):
+        assert response.status_code == 429
+        assert 1 <= int(response["Retry-After"]) <= 3600
+        page = page_of(response)
+        assert "No email was sent: invited@example.com has been sent 2" in page
+        assert re.search(r"Try again in \d+ minutes? \(at \d\d:\d\d\)", page)
+        # The member's row is open again, the refusal said where it is read.
+        assert 'role="alert" id="team-error"' in page
+        assert '<details class="member-actions" open>' in row_of(page, invited)
+    assert len(mailoutbox) == 2
+    assert all(m.to == ["invited@example.com"] for m in mailoutbox)
+    actions = [e["action"] for e in staff_entries(mongo_db)]
+    assert actions == ["staff invitation sent"] * 2  # a refusal is not done
+
+
+def test_invitations_one_manager_sends_are_limited_per_hour(
+    admin, staff_users, mongo_db, mailoutbox, settings
+):
+    settings.STAFF_INVITES_PER_MANAGER = 2
+    settings.STAFF_INVITES_PER_MEMBER = 10
+    one = create_staff(email="one@example.com", role=BOX_OFFICE)
+    two = create_staff(email="two@example.com", role=SHOP_MANAGER)
+    create_staff(email="boss@example.com", role=ADMINISTRATOR, password=PASSWORD)
+
+    assert post(admin, url("staff:team_invite", one)).status_code == 302
+    assert post(admin, url("staff:team_invite", two)).status_code == 302
+    refused = post(admin, url("staff:team_invite", one))
+
+    assert refused.status_code == 429 and "Retry-After" in refused
+    assert "No email was sent: you have sent 2 invitations this hour" in page_of(
+        refused
+    )
+    assert len(mailoutbox) == 2
+    # The limit is the sender's: another Administrator may still send one.
+    other = post(browser("boss@example.com"), url("staff:team_invite", one))
+    assert other.status_code == 302 and len(mailoutbox) == 3
+    assert mailoutbox[-1].to == ["one@example.com"]
+
+
+def test_the_invitation_limit_is_the_services_so_a_command_is_held_to_it(
+    db, mongo_db, mailoutbox, settings
+):
+    """Whoever calls the service (a command, a shell): the same limit, and
+    the next hour's window is a fresh one."""
+    from staff.services.team import TeamRefused, team_invite_again
+
+    settings.STAFF_INVITES_PER_MEMBER = 1
+    create_staff(email="invited@example.com", role=BOX_OFFICE)
+    now = datetime(2030, 7, 1, 12, 20, tzinfo=UTC)
+
+    team_invite_again(email="invited@example.com", by="a-command", now=now)
+    with pytest.raises(TeamRefused, match="No email was sent") as refused:
+        team_invite_again(email="invited@example.com", by="a-command", now=now)
+
+    assert refused.value.status == 429
+    assert refused.value.retry_after == 40 * 60  # the rest of the hour
+    assert "Try again in 40 minutes (at 14:00)" in refused.value.message  # London
+    assert len(mailoutbox) == 1
+    later = datetime(2030, 7, 1, 13, 0, tzinfo=UTC)
+    team_invite_again(email="invited@example.com", by="a-command", now=later)
+    assert len(mailoutbox) == 2
+    assert [e["actor"] for e in staff_entries(mongo_db)] == ["command:a-command"] * 2
+
+
 # --- Guard rails ---------------------------------------------------------------
 
 
