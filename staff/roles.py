@@ -7,6 +7,7 @@
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
 from django.db import transaction
+from django.db.models import Q
 
 BOX_OFFICE = "Box office"
 SHOP_MANAGER = "Shop manager"
@@ -106,6 +107,10 @@ def create_staff(*, email: str, role: str, password: str | None = None):
     user.email = email
     user.is_staff = True
     user.is_active = True
+    # The role is all the account may do: a superuser (createsuperuser's,
+    # which has every permission) given a role has that role's, or the
+    # Staff page would show a Box office who can do everything.
+    user.is_superuser = False
     if password is not None:
         user.set_password(password)
     elif created:
@@ -118,18 +123,24 @@ def create_staff(*, email: str, role: str, password: str | None = None):
 
 
 def deactivate_staff(*, email: str):
-    """The staff account ``email`` can no longer log in, nor is it staff or
-    in a role (a browser still logged in as it is logged out at its next
-    page; ``staff.services.team.team_deactivate`` also ends its sessions);
-    ``create_staff`` makes it staff again. LookupError when there is no
-    such staff account."""
+    """The staff account ``email`` (staff or superuser) can no longer log
+    in, nor is it staff, superuser or in a role (a browser still logged in
+    as it is logged out at its next page;
+    ``staff.services.team.team_deactivate`` also ends its sessions);
+    ``create_staff`` makes it staff again, in a role and no more.
+    LookupError when there is no such staff account."""
     users = get_user_model()
     email = email.strip().lower()
-    user = users.objects.filter(username=email, is_staff=True).first()
+    user = (
+        users.objects.filter(username=email)
+        .filter(Q(is_staff=True) | Q(is_superuser=True))
+        .first()
+    )
     if user is None:
         raise LookupError(f"there is no staff account {email!r}")
     user.is_active = False
     user.is_staff = False
+    user.is_superuser = False
     user.save()
     user.groups.clear()
     return user
@@ -140,6 +151,8 @@ def roles_of(user) -> list[str]:
 
 
 def role_of(user) -> str | None:
-    """The account's role (each staff account has one), or None."""
+    """The account's role (each staff account the Staff page made has one;
+    one made otherwise, by ``createsuperuser`` say, may have none), or
+    None."""
     found = roles_of(user)
     return found[0] if found else None

@@ -1,6 +1,7 @@
 """The Staff page (permission ``manage_staff``): the members with their
-roles, the former members, the team's recent changes, and the actions (add,
-change a role, deactivate, make staff again, send an invitation again).
+roles, the accounts with staff access but no role, the former members, the
+team's recent changes, and the actions (add, change or give a role,
+deactivate, make staff again, send an invitation again).
 Thin: a form, one service of ``staff.services.team`` (which keeps every
 rule), then a redirect; a refusal redraws the page with what was typed."""
 
@@ -16,7 +17,7 @@ from staff.roles import ROLE_SLUGS
 from staff.selectors import team as team_selectors
 from staff.selectors.orders import latest
 from staff.services import team as team_services
-from staff.services.team import FORMER, NEW_ACCOUNT, TeamRefused
+from staff.services.team import FORMER, NEW_ACCOUNT, ROLELESS, TeamRefused
 from staff.views import _context
 
 TEAM = "manage_staff"
@@ -92,6 +93,9 @@ def team_add(request):
     if before == NEW_ACCOUNT:
         said = f"{user.email} added as {role}: they were emailed a link to choose "
         said += "their password."
+    elif before == ROLELESS:
+        said = f"{user.email} had staff access without a role: it is now {role}, "
+        said += "with that role's permissions only, and keeps its password."
     elif before == FORMER:
         said = f"{user.email} is staff again ({role}), with their former password; "
         said += "they were emailed that they have staff access."

@@ -4,6 +4,8 @@ a former member staff again. The Staff page and the ``createstaff`` and
 kept here once:
 
 * an email already on the team is not added again (its role is changed);
+* an account with staff access but no role (``createsuperuser``'s) can be
+  given a role or deactivated, under the same guard rails;
 * nobody deactivates or demotes themselves, and the last active
   Administrator is never deactivated nor moved to another role (no shop is
   left without someone who can manage staff);
@@ -48,6 +50,7 @@ STAFF = "staff"
 NEW_ACCOUNT = "new account"
 SHOPPER = "shopper"
 FORMER = "former staff"
+ROLELESS = "staff without a role"
 
 INVITES_WINDOW = 3600  # seconds: invitations sent again are limited per hour
 
@@ -116,6 +119,18 @@ def is_member(user) -> bool:
     return user.is_active and user.is_staff and role_of(user) is not None
 
 
+def is_roleless(user) -> bool:
+    """Staff access without a role: an active account that is staff or
+    superuser (``createsuperuser`` makes one, or a flag set by hand) but in
+    none of the role groups. The Staff page lists it apart; a role can be
+    given to it (``team_set_role``), or it can be deactivated."""
+    return (
+        user.is_active
+        and (user.is_staff or user.is_superuser)
+        and role_of(user) is None
+    )
+
+
 def _locked(email: str):
     """The account ``email`` (its row locked until the transaction ends,
     where the database can lock rows), or None."""
@@ -157,9 +172,11 @@ def _guard(user, by, *, doing: str) -> None:
         )
 
 
-def _member(email: str):
+def _member(email: str, *, roleless: bool = False):
+    """The member ``email``, its row locked; ``roleless``: an account with
+    staff access but no role will do too."""
     user = _locked(email)
-    if user is None or not is_member(user):
+    if user is None or not (is_member(user) or (roleless and is_roleless(user))):
         raise TeamRefused(f"There is no staff account {email} (or no longer).")
     return user
 
@@ -194,6 +211,8 @@ def team_add(
             )
         if user is None:
             before = NEW_ACCOUNT
+        elif is_roleless(user):
+            before = ROLELESS
         else:
             before = SHOPPER if user.is_active else FORMER
         user = create_staff(email=email, role=name, password=password)
@@ -218,12 +237,14 @@ def team_reactivate(*, email: str, role: str, by, reason: str = "", notify=True)
 
 
 def team_set_role(*, email: str, role: str, by, reason: str = ""):
-    """Move the member ``email`` to ``role``; return the account. Refused
-    for oneself and for the last active Administrator."""
+    """Move the member ``email`` to ``role``, or give one to an account
+    with staff access but no role (a superuser then has that role's
+    permissions and no more); return the account. Refused for oneself and
+    for the last active Administrator."""
     email, name = _email(email), _role(role)
     with transaction.atomic():
-        user = _member(email)
-        before = role_of(user)
+        user = _member(email, roleless=True)
+        before = role_of(user) or ROLELESS
         if before == name:
             raise TeamRefused(f"{email} is {name} already.", field="role", status=400)
         _guard(user, by, doing="demote")
@@ -245,7 +266,8 @@ def team_set_password(*, email: str, password: str, by):
 
 
 def team_deactivate(*, email: str, by, reason: str = ""):
-    """The member ``email`` may no longer log in and has no role;
+    """The member ``email`` (or an account with staff access but no role)
+    may no longer log in and has no role, nor staff or superuser flag;
     ``team_reactivate`` undoes it. Refused for oneself and for the last
     active Administrator.
 
@@ -254,8 +276,8 @@ def team_deactivate(*, email: str, by, reason: str = ""):
     log-in."""
     email = _email(email)
     with transaction.atomic():
-        user = _member(email)
-        before = role_of(user)
+        user = _member(email, roleless=True)
+        before = role_of(user) or ROLELESS
         _guard(user, by, doing="deactivate")
         user = deactivate_staff(email=email)
         # Django only refuses an inactive account's session while it is

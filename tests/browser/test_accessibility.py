@@ -10,6 +10,7 @@ test_toasts)."""
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
+from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from booking import services
@@ -85,11 +86,15 @@ def test_every_kind_of_page_has_no_wcag_a_or_aa_violation(new_page):
     big_hall = make_show(hall="Wide Hall", layout=wide_layout())
     services.seats_hold(session_id=big_hall, cart_id="someone", seats=[(0, 1)])
     create_staff(email=STAFF_EMAIL, role=ADMINISTRATOR, password=STAFF_PASSWORD)
-    # The Staff page with a member to change, one invited, one who left.
+    # The Staff page with a member to change, one invited, one who left,
+    # and one with staff access but no role (as createsuperuser makes it).
     create_staff(email="clerk@example.com", role=BOX_OFFICE, password="clerk-pw-123")
     create_staff(email="invited@example.com", role=SHOP_MANAGER)
     create_staff(email="gone@example.com", role=BOX_OFFICE, password="gone-pw-123")
     deactivate_staff(email="gone@example.com")
+    get_user_model().objects.create_superuser(
+        "root@example.com", "root@example.com", "root-pw-123"
+    )
     found: dict[str, list[str]] = {}
 
     def check(page, url: str, label: str = "") -> None:

@@ -39,7 +39,7 @@ def world(db, staff_users, shopper, product, show):
     goods = pay("anon:g", sku=product, now=now)
     tickets = pay("anon:t", session=show, seats=[(0, 0)], now=now)
     mixed = pay("anon:m", sku=product, session=show, seats=[(0, 1)], now=now)
-    get_user_model().objects.create_user(
+    roleless = get_user_model().objects.create_user(
         ROLELESS_EMAIL, ROLELESS_EMAIL, PASSWORD, is_staff=True
     )
     cart_add_item(owner="anon:live", sku=product, quantity=1, now=now)
@@ -77,6 +77,7 @@ def world(db, staff_users, shopper, product, show):
         "member": staff_users[BOX_OFFICE].pk,
         "invited": invited.pk,
         "former": former.pk,
+        "roleless": roleless.pk,
     }
 
 
@@ -133,6 +134,9 @@ POSTS = [
     ("staff:team_deactivate", ("member",), {ADMINISTRATOR}),
     ("staff:team_reactivate", ("former",), {ADMINISTRATOR}),
     ("staff:team_invite", ("invited",), {ADMINISTRATOR}),
+    # The Staff page's row of an account with staff access but no role.
+    ("staff:team_role", ("roleless",), {ADMINISTRATOR}),
+    ("staff:team_deactivate", ("roleless",), {ADMINISTRATOR}),
 ]
 # What each POST sends: enough for the action to be done (and audited).
 POST_DATA = {

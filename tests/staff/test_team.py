@@ -530,6 +530,166 @@ def test_ones_own_row_offers_no_change(admin, staff_users):
     assert "(you)" in row and "<form" not in row
 
 
+# --- Staff access without a role -----------------------------------------------
+
+
+@pytest.fixture
+def superuser(db):
+    """An account as Django's ``createsuperuser`` makes it: staff and
+    superuser, in no role group."""
+    return get_user_model().objects.create_superuser(
+        "root@example.com", "root@example.com", PASSWORD
+    )
+
+
+def section(page: str, table_id: str) -> str:
+    return re.search(rf'<table [^>]*id="{table_id}".*?</table>', page, re.S)[0]
+
+
+def test_staff_accounts_without_a_role_are_listed_in_their_own_group(
+    admin, staff_users, superuser, shopper
+):
+    hand_made = get_user_model().objects.create_user(
+        "flagged@example.com", "flagged@example.com", PASSWORD, is_staff=True
+    )
+    create_staff(email="gone@example.com", role=SHOP_MANAGER, password=PASSWORD)
+    call_command("deactivatestaff", email="gone@example.com")
+
+    page = page_of(admin.get(TEAM))
+
+    assert '<h2 id="roleless-h">Staff access without a role</h2>' in page
+    roleless = section(page, "roleless")
+    assert 'aria-labelledby="roleless-h"' in roleless
+    for account in (superuser, hand_made):
+        assert account.username in roleless
+        assert account.username not in section(page, "members")
+        assert account.username not in section(page, "former")
+    assert "Superuser: every permission" in row_of(roleless, superuser)
+    assert "Staff: no page until given a role" in row_of(roleless, hand_made)
+    for email in ["gone@example.com", "shopper@example.com", *ROLE_EMAILS.values()]:
+        assert email not in roleless
+    # Each row's actions, labelled, as a member's are.
+    row = row_of(roleless, superuser)
+    assert f'action="{url("staff:team_role", superuser)}"' in row
+    assert f'<label for="role-{superuser.pk}">Role to give' in row
+    assert f'<select id="role-{superuser.pk}" name="role">' in row
+    assert f'action="{url("staff:team_deactivate", superuser)}"' in row
+    assert f'<label for="why-{superuser.pk}">' in row
+    assert row.count("csrfmiddlewaretoken") == 2
+
+
+def test_the_group_is_not_shown_when_every_staff_account_has_a_role(admin):
+    assert 'id="roleless"' not in page_of(admin.get(TEAM))
+
+
+def test_giving_a_role_to_a_superuser_makes_that_role_all_it_may_do(
+    admin, staff_users, superuser, mongo_db
+):
+    root = browser("root@example.com")
+    assert root.get(reverse("staff:stock")).status_code == 200  # every page
+
+    done = post(
+        admin, url("staff:team_role", superuser), {"role": "box-office", "reason": "x"}
+    )
+
+    assert done.status_code == 302
+    superuser.refresh_from_db()
+    assert role_of(superuser) == BOX_OFFICE and not superuser.is_superuser
+    assert root.get(reverse("staff:performances")).status_code == 200
+    assert root.get(reverse("staff:stock")).status_code == 403
+    assert root.get(TEAM).status_code == 403
+    page = page_of(admin.get(TEAM))
+    assert "root@example.com is now Box office." in page
+    assert "root@example.com" in section(page, "members")
+    assert 'id="roleless"' not in page
+    (entry,) = staff_entries(mongo_db)
+    assert entry["action"] == "staff role changed"
+    assert (entry["before"], entry["after"]) == ("staff without a role", BOX_OFFICE)
+
+
+def test_deactivating_an_account_without_a_role_and_making_it_staff_again(
+    admin, staff_users, superuser, mongo_db
+):
+    root = browser("root@example.com")
+
+    done = post(admin, url("staff:team_deactivate", superuser), {"reason": "unused"})
+
+    assert done.status_code == 302
+    assert is_logged_out(root)
+    superuser.refresh_from_db()
+    assert not (superuser.is_active or superuser.is_staff or superuser.is_superuser)
+    assert "root@example.com" in section(page_of(admin.get(TEAM)), "former")
+    # Made staff again, it has the role given and no more.
+    post(admin, url("staff:team_reactivate", superuser), {"role": "shop-manager"})
+    superuser.refresh_from_db()
+    assert role_of(superuser) == SHOP_MANAGER and not superuser.is_superuser
+    again = browser("root@example.com")
+    assert again.get(reverse("staff:performances")).status_code == 403
+    actions = [(e["action"], e["before"]) for e in staff_entries(mongo_db)]
+    assert actions == [
+        ("staff deactivated", "staff without a role"),
+        ("staff reactivated", "former staff"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "action, data, says",
+    [
+        ("staff:team_deactivate", {"reason": "me"}, "You cannot deactivate yourself"),
+        ("staff:team_role", {"role": "administrator"}, "change your own role"),
+    ],
+)
+def test_a_superuser_without_a_role_cannot_change_themselves(
+    staff_users, superuser, mongo_db, action, data, says
+):
+    root = browser("root@example.com")  # a superuser may manage staff
+    own_row = row_of(page_of(root.get(TEAM)), superuser)
+    assert "(you)" in own_row and "<form" not in own_row
+
+    refused = post(root, url(action, superuser), data)
+
+    assert refused.status_code == 409 and says in page_of(refused)
+    superuser.refresh_from_db()
+    assert superuser.is_active and superuser.is_superuser
+    assert role_of(superuser) is None and staff_entries(mongo_db) == []
+
+
+def test_a_superuser_without_a_role_cannot_remove_the_last_administrator(
+    staff_users, superuser, mongo_db
+):
+    root = browser("root@example.com")
+    last = staff_users[ADMINISTRATOR]
+
+    for action, data in [
+        ("staff:team_deactivate", {"reason": "x"}),
+        ("staff:team_role", {"role": "box-office"}),
+    ]:
+        refused = post(root, url(action, last), data)
+        assert refused.status_code == 409
+        assert "last active Administrator" in page_of(refused)
+
+    last.refresh_from_db()
+    assert last.is_active and role_of(last) == ADMINISTRATOR
+    assert staff_entries(mongo_db) == []
+
+
+def test_adding_the_email_of_an_account_without_a_role_gives_it_the_role(
+    admin, superuser, mongo_db
+):
+    done = post(
+        admin,
+        reverse("staff:team_add"),
+        {"email": "root@example.com", "role": "administrator"},
+    )
+
+    assert done.status_code == 302
+    superuser.refresh_from_db()
+    assert role_of(superuser) == ADMINISTRATOR and not superuser.is_superuser
+    assert "had staff access without a role" in page_of(admin.get(TEAM))
+    (entry,) = staff_entries(mongo_db)
+    assert (entry["before"], entry["after"]) == ("staff without a role", ADMINISTRATOR)
+
+
 # --- The commands: the same rules, on the trail --------------------------------
 
 
