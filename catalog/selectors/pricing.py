@@ -30,6 +30,17 @@ def store_by_id(store_id: str) -> Store:
     return store
 
 
+def _amounts(ids) -> dict[str, Decimal]:
+    """The amount of each price of ``ids`` that exists, in one query. Read
+    with pymongo, not as documents: every cart add and checkout comes here,
+    and MongoEngine's queryset and document building cost as much CPU as
+    the query itself."""
+    return {
+        doc["_id"]: decimal_of(doc["amount"])
+        for doc in Price.coll().find({"_id": {"$in": sorted(ids)}}, {"amount": 1})
+    }
+
+
 def price_for(
     *, item_id: str, sku: str | None = None, store_id: str | None = None
 ) -> Decimal | None:
@@ -51,14 +62,7 @@ def prices_for(
         price_ids(item_id=item_id, sku=sku, store=stores.get(store_id))
         for item_id, sku, store_id in wanted
     ]
-    ids = sorted({price_id for ordered in orders for price_id in ordered})
-    # Read with pymongo, not as documents: every cart add and checkout comes
-    # here, and MongoEngine's queryset and document building cost as much
-    # CPU as the query itself.
-    found = {
-        doc["_id"]: decimal_of(doc["amount"])
-        for doc in Price.coll().find({"_id": {"$in": ids}}, {"amount": 1})
-    }
+    found = _amounts({price_id for ordered in orders for price_id in ordered})
     return [
         next((found[pid] for pid in ordered if pid in found), None)
         for ordered in orders
@@ -79,9 +83,8 @@ class Sellable:
 # A SKU's naming facts (its item, the item's title, the variant's
 # attributes) change only when the catalog is edited, and a cart line keeps
 # them only to show what was added. A cart add reads them from memory for
-# up to NAMES_TTL seconds, so under a sale it reads just the price: the
-# price, which decides what the shopper pays, is read from the database on
-# every add and again at checkout. Keyed by database; bounded.
+# up to NAMES_TTL seconds (its price for up to PRICES_TTL, below; checkout
+# reads the prices again). Keyed by database; bounded.
 NAMES_TTL = 300.0
 _NAMES_MAX = 20_000
 _names: dict[tuple[str | None, str], tuple[float, str, str, dict]] = {}
@@ -145,15 +148,56 @@ def _name(title: str, attributes: dict) -> str:
     return f"{title} ({label})" if label else title
 
 
+# The price a cart add records on its line (§3.4) shows the shopper what
+# they added; what they pay is decided by checkout, which re-prices every
+# line from the database (``shop.kinds.products``), and a price may change
+# between an add and its checkout in any case. So an add may take a price
+# read up to PRICES_TTL seconds ago: under a sale a process reads each SKU's
+# price once every few seconds instead of once per add (a fifth of a cart
+# flow's reads, bench/RESULTS.md). A price changed through
+# ``catalog.services.products`` is forgotten at once by the process that
+# changed it (``prices_changed``); other processes see it within the TTL, as
+# if the shopper had added a few seconds earlier. Keyed by database and the
+# price ids that could apply (so an absent, more specific price is known to
+# be absent); bounded.
+PRICES_TTL = 5.0
+_PRICES_MAX = 20_000
+_prices: dict[tuple[str | None, tuple[str, ...]], tuple[float, Decimal | None]] = {}
+
+
+def prices_changed() -> None:
+    """Forget the prices cart adds took recently (a price was set or
+    cleared in this process)."""
+    _prices.clear()
+
+
+def _recent_price(*, item_id: str, sku: str, store_id: str | None) -> Decimal | None:
+    """``price_for``, as read at most PRICES_TTL seconds ago."""
+    store = store_by_id(store_id) if store_id else None
+    ids = tuple(price_ids(item_id=item_id, sku=sku, store=store))
+    key = (mongo.connected_db_name(), ids)
+    now = time.monotonic()
+    cached = _prices.get(key)
+    if cached is not None and now - cached[0] < PRICES_TTL:
+        return cached[1]
+    found = _amounts(ids)
+    price = next((found[pid] for pid in ids if pid in found), None)
+    if len(_prices) >= _PRICES_MAX:
+        _prices.clear()
+    _prices[key] = (now, price)
+    return price
+
+
 def sellable(*, sku: str, store_id: str | None = None) -> Sellable:
-    """A SKU with its name and current price, for a cart or a checkout re-price.
+    """A SKU with its name and price, for a cart line about to be added
+    (the price as read at most PRICES_TTL seconds ago; checkout re-prices).
 
     Raises UnknownSku, UnknownStore, or NotForSale when no price applies.
     """
     if not isinstance(sku, str):
         raise UnknownSku()
     item_id, name, attributes = _naming(sku)
-    price = price_for(item_id=item_id, sku=sku, store_id=store_id)
+    price = _recent_price(item_id=item_id, sku=sku, store_id=store_id)
     if price is None:
         raise NotForSale()
     return Sellable(

@@ -15,6 +15,7 @@ from catalog.errors import (
     UnknownSku,
     UnknownStore,
 )
+from catalog.selectors.pricing import prices_changed
 from catalog.services.summaries import summary_rebuild
 
 MAX_PRICE = Decimal("1000000")
@@ -169,6 +170,7 @@ def price_set(
     Price.coll().replace_one(
         {"_id": price_id}, {"_id": price_id, "amount": Decimal128(amount)}, upsert=True
     )
+    prices_changed()
     _bump(item_id)
     summary_rebuild(item_id=item_id)
     return Price.objects.get(price_id=price_id)
@@ -181,6 +183,7 @@ def price_clear(*, item_id: str, scope: str, sku: str | None = None) -> bool:
     """
     key = _price_key(item_id, sku)
     deleted = Price.coll().delete_one({"_id": f"{key}_{scope}"})
+    prices_changed()
     _bump(item_id)
     summary_rebuild(item_id=item_id)
     return bool(deleted.deleted_count)

@@ -1,10 +1,15 @@
-"""Which price applies: the most specific of five scopes, one $in query."""
+"""Which price applies: the most specific of five scopes, one $in query;
+and the price a cart add takes, read at most PRICES_TTL seconds ago."""
 
+import time
 from decimal import Decimal
 
 import pytest
+from bson import Decimal128
+from pymongo import monitoring
 
 from catalog.errors import NotForSale, UnknownSku, UnknownStore
+from catalog.selectors import pricing
 from catalog.selectors.pricing import price_for, sellable
 from catalog.services.products import item_save, price_clear, price_set, variant_save
 
@@ -115,10 +120,10 @@ def test_unknown_store_and_sku_are_refused(pumps):
         price_set(item_id=ITEM, scope="atlantis", amount=Decimal("1.00"))
 
 
-def test_an_add_reads_the_price_every_time_and_the_names_once(pumps, mongo_db):
-    """``sellable`` keeps a SKU's names per process (NAMES_TTL) and reads
-    its price on every call: a new price applies to the next add, a new
-    title only once the cached names run out."""
+def test_an_add_keeps_the_names_longer_than_the_price(pumps, mongo_db):
+    """``sellable`` keeps a SKU's names per process (NAMES_TTL) and its
+    price for a few seconds (PRICES_TTL): a price set here applies to the
+    next add, a new title only once the cached names run out."""
     first = sellable(sku=SKU)
     price_set(item_id=ITEM, sku=SKU, scope="online", amount=Decimal("99.00"))
     mongo_db.items.update_one({"_id": ITEM}, {"$set": {"title": "Renamed"}})
@@ -130,8 +135,6 @@ def test_an_add_reads_the_price_every_time_and_the_names_once(pumps, mongo_db):
 
 
 def test_names_warm_reads_a_sale_s_products_in_two_queries(pumps, mongo_db):
-    from catalog.selectors import pricing
-
     assert pricing.names_warm([SKU, OTHER_SKU, "NO-SUCH-SKU"]) == 2
     mongo_db.variants.delete_one({"_id": OTHER_SKU})
 
@@ -139,3 +142,71 @@ def test_names_warm_reads_a_sale_s_products_in_two_queries(pumps, mongo_db):
     assert sellable(sku=OTHER_SKU).name == "Evening Platform Pumps (7 / red)"
     with pytest.raises(UnknownSku):
         sellable(sku="NO-SUCH-SKU")
+
+
+class CommandsOn(monitoring.CommandListener):
+    """How many commands the code under test sends to one collection."""
+
+    def __init__(self, collection: str):
+        self.collection, self.count = collection, 0
+
+    def started(self, event):
+        if event.command.get(event.command_name) == self.collection:
+            self.count += 1
+
+    def succeeded(self, event):
+        pass
+
+    def failed(self, event):
+        pass
+
+
+def test_a_cart_add_takes_a_price_read_moments_ago(pumps, listen):
+    """Under a sale a process reads a SKU's price once per PRICES_TTL, not
+    once per add."""
+    assert sellable(sku=SKU).unit_price == Decimal("105.00")
+    reads = listen(CommandsOn("prices"))
+
+    assert sellable(sku=SKU).unit_price == Decimal("105.00")
+    assert sellable(sku=SKU).unit_price == Decimal("105.00")
+
+    assert reads.count == 0
+
+
+def test_a_price_changed_in_this_process_reaches_the_next_add_at_once(pumps):
+    assert sellable(sku=SKU).unit_price == Decimal("105.00")
+
+    price_set(item_id=ITEM, sku=SKU, scope="online", amount=Decimal("120.00"))
+    assert sellable(sku=SKU).unit_price == Decimal("120.00")
+
+    price_clear(item_id=ITEM, sku=SKU, scope="online")
+    assert sellable(sku=SKU).unit_price == Decimal("106.00")
+
+
+def test_a_price_changed_by_another_process_reaches_adds_within_the_ttl(
+    pumps, mongo_db, monkeypatch
+):
+    assert sellable(sku=SKU).unit_price == Decimal("105.00")
+    # Another process (a staff worker) changes the price.
+    mongo_db.prices.update_one(
+        {"_id": f"{SKU}_online"}, {"$set": {"amount": Decimal128("130.00")}}
+    )
+
+    # An add moments later may still take the price it read: checkout
+    # re-prices (tests/shop/test_checkout_services.py), and what is shown
+    # as the price of the SKU is read afresh.
+    assert sellable(sku=SKU).unit_price == Decimal("105.00")
+    assert price_for(item_id=ITEM, sku=SKU) == Decimal("130.00")
+
+    later = time.monotonic() + pricing.PRICES_TTL
+    monkeypatch.setattr(pricing.time, "monotonic", lambda: later)
+    assert sellable(sku=SKU).unit_price == Decimal("130.00")
+
+
+def test_recent_prices_are_kept_per_store(pumps):
+    """The cache is keyed by the prices that could apply, so a store's
+    price and the online one never stand in for each other."""
+    assert sellable(sku=SKU).unit_price == Decimal("105.00")
+    assert sellable(sku=SKU, store_id="leeds").unit_price == Decimal("101.00")
+    assert sellable(sku=SKU, store_id="bradford").unit_price == Decimal("102.00")
+    assert sellable(sku=SKU).unit_price == Decimal("105.00")
