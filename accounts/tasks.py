@@ -1,7 +1,10 @@
-"""django-q2 tasks that send email. Each is safe to run twice, at once too
-(an order's email is claimed before it is sent, by one insert: only its
-claimant sends it) and retries itself: a failed send schedules the next
-attempt, waiting twice as long each time, up to ``MAIL_ATTEMPTS`` in all.
+"""django-q2 tasks of the accounts app: the daily clearing of expired
+sessions (``clear_sessions``), and the tasks that send email.
+
+Each email task is safe to run twice, at once too (an order's email is
+claimed before it is sent, by one insert: only its claimant sends it) and
+retries itself: a failed send schedules the next attempt, waiting twice
+as long each time, up to ``MAIL_ATTEMPTS`` in all.
 
 Each failed attempt is logged once (``marquee.accounts.mail``: a warning,
 an error for the last), with the email's kind, its recipient's id (the
@@ -22,9 +25,21 @@ from pymongo.errors import DuplicateKeyError
 
 from accounts.documents import SentEmail
 from accounts.mail import account_email, order_email
+from accounts.sessions import clear_expired_sessions
+from config.schedules import Job
 from shop.selectors.orders import order_by_id
 
 log = logging.getLogger("marquee.accounts.mail")
+
+SCHEDULES: list[Job] = [
+    Job("clear_sessions", "accounts.tasks.clear_sessions", 24 * 60),
+]
+
+
+def clear_sessions() -> int:
+    """Sessions past their expiry -> deleted; returns how many."""
+    return clear_expired_sessions()
+
 
 # A claim whose sender died before saying it sent (or failed) is taken over
 # after this long: far longer than a send may take (EMAIL_TIMEOUT, within the

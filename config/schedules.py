@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from django_q.models import Schedule
 
-APPS = ("catalog", "booking", "shop", "staff", "activity")
+APPS = ("catalog", "booking", "shop", "staff", "activity", "accounts")
 
 
 @dataclass(frozen=True)
@@ -33,11 +33,16 @@ def register(jobs: list[Job] | None = None) -> list[str]:
 
     Registering every declared job also deletes the schedules of the apps'
     jobs no app declares any more, so a job removed from the code stops
-    running instead of failing every few minutes."""
+    running instead of failing every few minutes. Only schedules shaped as
+    this makes them (every so many minutes) are deleted: a one-off schedule
+    is a task's own later attempt (an email's retry, ``accounts.tasks``),
+    and stays."""
     if jobs is None:
         jobs = declared_jobs()
         prefixes = tuple(f"{app}.tasks." for app in APPS)
-        gone = Schedule.objects.exclude(name__in=[job.name for job in jobs])
+        gone = Schedule.objects.filter(schedule_type=Schedule.MINUTES).exclude(
+            name__in=[job.name for job in jobs]
+        )
         for schedule in gone:
             if schedule.func.startswith(prefixes):
                 schedule.delete()

@@ -2,10 +2,13 @@
 tampered ones are strangers, logging in rotates the key and logging out
 ends the session; what a session holds is checked before it is used."""
 
+from datetime import timedelta
+
 import pytest
 from django.conf import settings
 from django.core import signing
 from django.test import Client
+from django.utils import timezone
 
 from accounts.sessions import SessionStore
 from config.secret import DEV_SECRET_KEY
@@ -165,3 +168,30 @@ def test_the_sessions_of_djangos_own_table_move_tagged_with_their_account(ada):
     assert moved[anonymous.session_key].account_id is None
     assert SessionStore(anonymous.session_key).load() == {"shop_owner": "someone"}
     assert not Session.objects.exists()
+
+
+def test_the_daily_job_deletes_expired_sessions_and_keeps_live_ones(
+    client, ada, product
+):
+    """Every visitor's session is a row: the job keeps the table to the
+    browsers that can still use theirs."""
+    from accounts.models import BrowserSession
+    from accounts.tasks import SCHEDULES, clear_sessions
+
+    client.post("/accounts/login/", {"username": ada.email, "password": PASSWORD})
+    live = client.cookies[COOKIE].value
+    stranger = Client()
+    stranger.post("/cart/add/", {"sku": product, "quantity": "1"})
+    gone = stranger.cookies[COOKIE].value
+    BrowserSession.objects.filter(session_key=gone).update(
+        expire_date=timezone.now() - timedelta(seconds=1)
+    )
+
+    assert clear_sessions() == 1
+    assert clear_sessions() == 0  # safe to run twice
+
+    assert set(BrowserSession.objects.values_list("session_key", flat=True)) == {live}
+    assert client.get("/accounts/").status_code == 200
+    assert ("clear_sessions", "accounts.tasks.clear_sessions", 24 * 60) in {
+        (job.name, job.func, job.minutes) for job in SCHEDULES
+    }

@@ -155,14 +155,24 @@ def test_setup_schedules_registers_the_shop_jobs_once():
 @pytest.mark.django_db
 def test_setup_schedules_drops_a_job_no_app_declares_any_more():
     """A job removed from the code stops being scheduled; schedules staff
-    made by hand for other functions are left alone."""
-    Schedule.objects.create(name="gone", func="staff.tasks.gone", minutes=5)
-    Schedule.objects.create(name="mine", func="mysite.tasks.report", minutes=5)
+    made by hand for other functions, and a task's one-off later attempt,
+    are left alone."""
+    for name, func in [("gone", "staff.tasks.gone"), ("mine", "mysite.tasks.report")]:
+        Schedule.objects.create(
+            name=name, func=func, schedule_type=Schedule.MINUTES, minutes=5
+        )
+    # An email's retry: a one-off schedule of an app's task, not a job.
+    Schedule.objects.create(
+        name="retry",
+        func="accounts.tasks.send_order_email",
+        args="('o-1', 'paid', 2)",
+        schedule_type=Schedule.ONCE,
+    )
 
     call_command("setup_schedules", verbosity=0)
 
     names = set(Schedule.objects.values_list("name", flat=True))
-    assert "gone" not in names and "mine" in names
+    assert "gone" not in names and "mine" in names and "retry" in names
     assert {job.name for job in schedules.declared_jobs()} <= names
 
 
