@@ -262,6 +262,10 @@ CART_HOLD_MINUTES = _env_number("MARQUEE_HOLD_MINUTES", 30, minimum=1)
 # minute) takes the checkout over.
 # Longer than a payment provider's call may take.
 SHOP_CHECKOUT_LEASE_SECONDS = _env_number("MARQUEE_CHECKOUT_LEASE", 45, minimum=1)
+# A cart add records a product's price as its process read it up to so
+# many seconds before (0: read on every add); checkout re-prices every line
+# and shows a changed price before paying (catalog/selectors/pricing.py).
+CART_PRICE_SECONDS = _env_number("MARQUEE_CART_PRICE_SECONDS", 60.0)
 # How long an ended cart (expired, canceled, complete) is kept before the
 # purge_carts job deletes it; its order keeps everything the order needs.
 CART_RETENTION_DAYS = _env_number("MARQUEE_CART_RETENTION_DAYS", 7.0)

@@ -4,6 +4,8 @@ import time
 from dataclasses import dataclass
 from decimal import Decimal
 
+from django.conf import settings
+
 from catalog.documents import ONLINE, Item, Price, Store, Variant
 from catalog.errors import NotForSale, UnknownSku, UnknownStore
 from config import mongo
@@ -83,8 +85,8 @@ class Sellable:
 # A SKU's naming facts (its item, the item's title, the variant's
 # attributes) change only when the catalog is edited, and a cart line keeps
 # them only to show what was added. A cart add reads them from memory for
-# up to NAMES_TTL seconds (its price for up to PRICES_TTL, below; checkout
-# reads the prices again). Keyed by database; bounded.
+# up to NAMES_TTL seconds (its price for up to CART_PRICE_SECONDS, below;
+# checkout reads the prices again). Keyed by database; bounded.
 NAMES_TTL = 300.0
 _NAMES_MAX = 20_000
 _names: dict[tuple[str | None, str], tuple[float, str, str, dict]] = {}
@@ -150,17 +152,17 @@ def _name(title: str, attributes: dict) -> str:
 
 # The price a cart add records on its line (§3.4) shows the shopper what
 # they added; what they pay is decided by checkout, which re-prices every
-# line from the database (``shop.kinds.products``), and a price may change
-# between an add and its checkout in any case. So an add may take a price
-# read up to PRICES_TTL seconds ago: under a sale a process reads each SKU's
-# price once every few seconds instead of once per add (a fifth of a cart
-# flow's reads, bench/RESULTS.md). A price changed through
-# ``catalog.services.products`` is forgotten at once by the process that
-# changed it (``prices_changed``); other processes see it within the TTL, as
-# if the shopper had added a few seconds earlier. Keyed by database and the
-# price ids that could apply (so an absent, more specific price is known to
-# be absent); bounded.
-PRICES_TTL = 5.0
+# line from the database and shows a changed price before paying
+# (``shop.kinds.products``), and a price may change between an add and its
+# checkout in any case. So an add may take a price its process read up to
+# ``CART_PRICE_SECONDS`` (60) before: a process reads a SKU's price once a
+# minute, not once per add (a sixth of a cart flow's commands,
+# bench/RESULTS.md). A price set through ``catalog.services.products`` is
+# forgotten at once by the process that set it (``prices_changed``); other
+# processes' adds take it within the setting's seconds, as if the shopper
+# had added a moment earlier. Keyed by database and the price ids that
+# could apply (so an absent, more specific price is known to be absent);
+# bounded.
 _PRICES_MAX = 20_000
 _prices: dict[tuple[str | None, tuple[str, ...]], tuple[float, Decimal | None]] = {}
 
@@ -172,13 +174,13 @@ def prices_changed() -> None:
 
 
 def _recent_price(*, item_id: str, sku: str, store_id: str | None) -> Decimal | None:
-    """``price_for``, as read at most PRICES_TTL seconds ago."""
+    """``price_for``, as read at most ``CART_PRICE_SECONDS`` ago."""
     store = store_by_id(store_id) if store_id else None
     ids = tuple(price_ids(item_id=item_id, sku=sku, store=store))
     key = (mongo.connected_db_name(), ids)
     now = time.monotonic()
     cached = _prices.get(key)
-    if cached is not None and now - cached[0] < PRICES_TTL:
+    if cached is not None and now - cached[0] < settings.CART_PRICE_SECONDS:
         return cached[1]
     found = _amounts(ids)
     price = next((found[pid] for pid in ids if pid in found), None)
@@ -190,7 +192,8 @@ def _recent_price(*, item_id: str, sku: str, store_id: str | None) -> Decimal | 
 
 def sellable(*, sku: str, store_id: str | None = None) -> Sellable:
     """A SKU with its name and price, for a cart line about to be added
-    (the price as read at most PRICES_TTL seconds ago; checkout re-prices).
+    (the price as read at most ``CART_PRICE_SECONDS`` ago; checkout
+    re-prices).
 
     Raises UnknownSku, UnknownStore, or NotForSale when no price applies.
     """

@@ -1,5 +1,5 @@
 """Which price applies: the most specific of five scopes, one $in query;
-and the price a cart add takes, read at most PRICES_TTL seconds ago."""
+and the price a cart add takes, read at most CART_PRICE_SECONDS ago."""
 
 import time
 from decimal import Decimal
@@ -122,8 +122,8 @@ def test_unknown_store_and_sku_are_refused(pumps):
 
 def test_an_add_keeps_the_names_longer_than_the_price(pumps, mongo_db):
     """``sellable`` keeps a SKU's names per process (NAMES_TTL) and its
-    price for a few seconds (PRICES_TTL): a price set here applies to the
-    next add, a new title only once the cached names run out."""
+    price for a minute (CART_PRICE_SECONDS): a price set here applies to
+    the next add, a new title only once the cached names run out."""
     first = sellable(sku=SKU)
     price_set(item_id=ITEM, sku=SKU, scope="online", amount=Decimal("99.00"))
     mongo_db.items.update_one({"_id": ITEM}, {"$set": {"title": "Renamed"}})
@@ -162,8 +162,8 @@ class CommandsOn(monitoring.CommandListener):
 
 
 def test_a_cart_add_takes_a_price_read_moments_ago(pumps, listen):
-    """Under a sale a process reads a SKU's price once per PRICES_TTL, not
-    once per add."""
+    """A process reads a SKU's price once per CART_PRICE_SECONDS, not once
+    per add."""
     assert sellable(sku=SKU).unit_price == Decimal("105.00")
     reads = listen(CommandsOn("prices"))
 
@@ -183,8 +183,8 @@ def test_a_price_changed_in_this_process_reaches_the_next_add_at_once(pumps):
     assert sellable(sku=SKU).unit_price == Decimal("106.00")
 
 
-def test_a_price_changed_by_another_process_reaches_adds_within_the_ttl(
-    pumps, mongo_db, monkeypatch
+def test_a_price_changed_by_another_process_reaches_adds_within_the_setting(
+    pumps, mongo_db, monkeypatch, settings
 ):
     assert sellable(sku=SKU).unit_price == Decimal("105.00")
     # Another process (a staff worker) changes the price.
@@ -198,7 +198,7 @@ def test_a_price_changed_by_another_process_reaches_adds_within_the_ttl(
     assert sellable(sku=SKU).unit_price == Decimal("105.00")
     assert price_for(item_id=ITEM, sku=SKU) == Decimal("130.00")
 
-    later = time.monotonic() + pricing.PRICES_TTL
+    later = time.monotonic() + settings.CART_PRICE_SECONDS
     monkeypatch.setattr(pricing.time, "monotonic", lambda: later)
     assert sellable(sku=SKU).unit_price == Decimal("130.00")
 
@@ -210,3 +210,13 @@ def test_recent_prices_are_kept_per_store(pumps):
     assert sellable(sku=SKU, store_id="leeds").unit_price == Decimal("101.00")
     assert sellable(sku=SKU, store_id="bradford").unit_price == Decimal("102.00")
     assert sellable(sku=SKU).unit_price == Decimal("105.00")
+
+
+def test_a_shop_may_have_every_add_read_the_price(pumps, mongo_db, settings):
+    settings.CART_PRICE_SECONDS = 0
+    assert sellable(sku=SKU).unit_price == Decimal("105.00")
+    mongo_db.prices.update_one(
+        {"_id": f"{SKU}_online"}, {"$set": {"amount": Decimal128("130.00")}}
+    )
+
+    assert sellable(sku=SKU).unit_price == Decimal("130.00")
