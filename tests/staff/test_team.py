@@ -707,3 +707,23 @@ def test_the_commands_go_on_the_trail_as_commands(db, mongo_db, staff_users):
     assert entries[2]["reason"] == "contract ended"
     with pytest.raises(CommandError, match="no staff account"):
         call_command("deactivatestaff", email="ann@example.com")
+
+
+def test_a_members_role_form_shows_their_role_or_what_a_refused_form_asked(
+    admin, staff_users, superuser
+):
+    box = staff_users[BOX_OFFICE]
+    selected = re.compile(r'<option value="([\w-]+)" selected>')
+
+    page = page_of(admin.get(TEAM))
+    assert selected.findall(row_of(page, box)) == ["box-office"]
+    assert selected.findall(row_of(page, superuser)) == []
+
+    refused = post(
+        admin,
+        url("staff:team_role", box),
+        {"role": "shop-manager", "reason": "x" * 501},
+    )
+
+    assert refused.status_code == 400 and role_of(box) == BOX_OFFICE
+    assert selected.findall(row_of(page_of(refused), box)) == ["shop-manager"]
