@@ -10,7 +10,6 @@ a password change), from what it holds: the account id Django's
 
 from django.contrib.auth import SESSION_KEY
 from django.contrib.sessions.backends.db import SessionStore as DBStore
-from django.utils import timezone
 
 
 def _account_of(data) -> int | None:
@@ -49,19 +48,3 @@ def end_sessions(user) -> int:
         SessionStore.get_model_class().objects.filter(account_id=user.pk).delete()
     )
     return ended
-
-
-def clear_expired_sessions() -> int:
-    """Delete the sessions past their expiry (a shopper's after two weeks
-    unseen, a staff member's after ``STAFF_SESSION_HOURS``): what Django's
-    ``clearsessions`` command does (``SessionStore.clear_expired``), as a
-    scheduled job, so the table keeps the live browsers only, not every
-    visitor the shop ever had. An expired row is never read again (Django
-    treats it as no session), so deleting it changes nothing a browser
-    sees. Returns how many were deleted."""
-    deleted, _ = (
-        SessionStore.get_model_class()
-        .objects.filter(expire_date__lt=timezone.now())
-        .delete()
-    )
-    return deleted

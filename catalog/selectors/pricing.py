@@ -32,17 +32,6 @@ def store_by_id(store_id: str) -> Store:
     return store
 
 
-def _amounts(ids) -> dict[str, Decimal]:
-    """The amount of each price of ``ids`` that exists, in one query. Read
-    with pymongo, not as documents: every cart add and checkout comes here,
-    and MongoEngine's queryset and document building cost as much CPU as
-    the query itself."""
-    return {
-        doc["_id"]: decimal_of(doc["amount"])
-        for doc in Price.coll().find({"_id": {"$in": sorted(ids)}}, {"amount": 1})
-    }
-
-
 def price_for(
     *, item_id: str, sku: str | None = None, store_id: str | None = None
 ) -> Decimal | None:
@@ -64,7 +53,14 @@ def prices_for(
         price_ids(item_id=item_id, sku=sku, store=stores.get(store_id))
         for item_id, sku, store_id in wanted
     ]
-    found = _amounts({price_id for ordered in orders for price_id in ordered})
+    ids = sorted({price_id for ordered in orders for price_id in ordered})
+    # Read with pymongo, not as documents: every cart add and checkout comes
+    # here, and MongoEngine's queryset and document building cost as much
+    # CPU as the query itself.
+    found = {
+        doc["_id"]: decimal_of(doc["amount"])
+        for doc in Price.coll().find({"_id": {"$in": ids}}, {"amount": 1})
+    }
     return [
         next((found[pid] for pid in ordered if pid in found), None)
         for ordered in orders
@@ -160,11 +156,10 @@ def _name(title: str, attributes: dict) -> str:
 # bench/RESULTS.md). A price set through ``catalog.services.products`` is
 # forgotten at once by the process that set it (``prices_changed``); other
 # processes' adds take it within the setting's seconds, as if the shopper
-# had added a moment earlier. Keyed by database and the price ids that
-# could apply (so an absent, more specific price is known to be absent);
-# bounded.
+# had added a moment earlier (a store moved to another group too). Keyed by
+# database, SKU and store; bounded.
 _PRICES_MAX = 20_000
-_prices: dict[tuple[str | None, tuple[str, ...]], tuple[float, Decimal | None]] = {}
+_prices: dict[tuple, tuple[float, Decimal | None]] = {}
 
 
 def prices_changed() -> None:
@@ -175,15 +170,12 @@ def prices_changed() -> None:
 
 def _recent_price(*, item_id: str, sku: str, store_id: str | None) -> Decimal | None:
     """``price_for``, as read at most ``CART_PRICE_SECONDS`` ago."""
-    store = store_by_id(store_id) if store_id else None
-    ids = tuple(price_ids(item_id=item_id, sku=sku, store=store))
-    key = (mongo.connected_db_name(), ids)
+    key = (mongo.connected_db_name(), item_id, sku, store_id)
     now = time.monotonic()
     cached = _prices.get(key)
     if cached is not None and now - cached[0] < settings.CART_PRICE_SECONDS:
         return cached[1]
-    found = _amounts(ids)
-    price = next((found[pid] for pid in ids if pid in found), None)
+    price = price_for(item_id=item_id, sku=sku, store_id=store_id)
     if len(_prices) >= _PRICES_MAX:
         _prices.clear()
     _prices[key] = (now, price)

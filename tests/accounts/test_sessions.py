@@ -187,8 +187,8 @@ def test_the_daily_job_deletes_expired_sessions_and_keeps_live_ones(
         expire_date=timezone.now() - timedelta(seconds=1)
     )
 
-    assert clear_sessions() == 1
-    assert clear_sessions() == 0  # safe to run twice
+    clear_sessions()
+    clear_sessions()  # safe to run twice
 
     assert set(BrowserSession.objects.values_list("session_key", flat=True)) == {live}
     assert client.get("/accounts/").status_code == 200
