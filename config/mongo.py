@@ -191,29 +191,6 @@ def _redact(uri: str) -> str:
     return uri
 
 
-def connect_from_environment() -> bool:
-    """Connect if this process was told where MongoDB is; True when it was.
-
-    ``MONGODB_URI`` wins; otherwise a running embedded server (started by
-    ``serve``) is found through its state file. Nothing is started here: a
-    web worker must never spawn a database of its own.
-    """
-    from config.embedded import EmbeddedServer
-
-    uri = settings.MONGODB_URI or EmbeddedServer.running_uri(
-        settings.MONGO_EMBEDDED_DIR
-    )
-    if not uri:
-        return False
-    try:
-        connect(uri)
-    except MongoUnavailable:
-        # A malformed URI: left for the first command or check to report in
-        # one line, rather than as a traceback out of Django's start-up.
-        return False
-    return True
-
-
 # --- Indexes -------------------------------------------------------------
 
 
