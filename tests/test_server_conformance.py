@@ -153,7 +153,7 @@ READ_ARRAY_PATHS_IN_EXPRESSIONS = ("mongodb",)
 
 def test_a_path_through_an_array_of_subdocuments_in_an_expression(mongo_db, server):
     """Why the stock commit's guards are query operators (``gives.op $nin``
-    in catalog/services/stock.py ``_counters_get``), never an ``$expr`` on
+    in catalog/services/counters.py ``give``), never an ``$expr`` on
     ``"$gives.op"``: on the embedded servers such a guard would see no ops,
     and a move fenced by a recovery would apply twice. Query operators read
     the path alike on every server."""

@@ -335,7 +335,7 @@ class StockJournal:
     """What one counter's journal holds: moves still in flight (a take the
     hold has not applied, a give-back or transfer whose hold still has its
     ``back`` entry) and entries of finished moves a process has not dropped
-    yet (catalog.services.stock, ``_Finished``); recovery fences apart."""
+    yet (catalog.services.counters, ``Finished``); recovery fences apart."""
 
     in_flight: int
     finished: int

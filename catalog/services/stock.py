@@ -13,9 +13,10 @@ filter carries the rule (``quantity >= n`` on the counter; the hold as read
 on the hold); a checkout's commit writes the holds, then the counters,
 then the holds' finish, of all its lines in one statement per step that
 still carries each document's own guard (``_holds_give_statement``,
-``_counters_get``). Without transactions, the order
-of the writes makes every crash point harmless or repairable
-(``stock_moves_recover``):
+``counters.give``). The counter's side of each step (its update, journal
+and fences) is ``catalog.services.counters``; this module is the holds' side
+and the order of the writes. Without transactions, that order makes every
+crash point harmless or repairable (``stock_moves_recover``):
 
 * taking n units (reserve, grow): 1. the counter, guarded ``quantity >= n``,
   takes them and journals the move (``takes``); 2. the hold gets them and
@@ -32,9 +33,10 @@ of the writes makes every crash point harmless or repairable
 A move's journal entry on the counter has done its work once the move is
 finished (the hold lists a take; a give-back's ``back`` entry is gone). It
 is not dropped by a write of its own: the process drops it in its next
-write to the same counter (``_Finished``), and the reconciler drops what no
-process did (``stock_moves_recover``), so a counter's journal holds the
-moves in flight and a few finished ones per process, never one per holder.
+write to the same counter (``counters.Finished``), and the reconciler
+drops what no process did (``stock_moves_recover``), so a counter's journal
+holds the moves in flight and a few finished ones per process, never one
+per holder.
 
 A unit is thus never in two places: free units only grow after a hold gave
 them up, a hold only grows after the counter gave it units. Invariant kept
@@ -45,18 +47,15 @@ per SKU (its ``_id``).
 """
 
 import re
-import threading
-import uuid
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 
 from django.utils import timezone
 from pymongo.collection import Collection
-from pymongo.errors import ConnectionFailure, DuplicateKeyError, PyMongoError
+from pymongo.errors import DuplicateKeyError
 
 from catalog import faults
-from catalog.documents import Inventory, StockHoldDoc, StockMovement, hold_id
+from catalog.documents import StockHoldDoc, StockMovement, hold_id
 from catalog.errors import (
     AlreadyRecorded,
     AlreadyReserved,
@@ -66,18 +65,18 @@ from catalog.errors import (
     OutOfStock,
     ReservationMissing,
 )
+from catalog.services import counters
+from catalog.services.counters import each, retried, tried
 from config.errors import DomainError
 from config.mongo import insert_new
 
 # Attempts of a read-then-conditional-update loop before giving up; each
 # retry means another writer changed the same hold in between.
 _ATTEMPTS = 8
-# Written by the reconciler: a fence kept until the cleanup's retention.
-RECOVERY = "recovery"
 
 
 def _inventories() -> Collection:
-    return Inventory.coll()
+    return counters.inventories()
 
 
 def _holds() -> Collection:
@@ -86,10 +85,6 @@ def _holds() -> Collection:
 
 def _ledger() -> Collection:
     return StockMovement.coll()
-
-
-def _op() -> str:
-    return uuid.uuid4().hex
 
 
 def _units(value: object) -> int:
@@ -109,108 +104,12 @@ def _hold(sku: str, cart_id: str) -> dict | None:
 
 def _why_short(sku: str, cart_id: str | None = None) -> DomainError:
     """Why the counter refused to give units (read again, to explain)."""
-    doc = _inventories().find_one({"_id": sku}, {"quantity": 1})
-    if doc is None:
+    free = counters.free_units(sku)
+    if free is None:
         return NotStocked()
     if cart_id is not None and _hold(sku, cart_id) is not None:
         return AlreadyReserved()
-    return OutOfStock(available=doc["quantity"])
-
-
-# --- Finished moves' journal entries --------------------------------------------
-
-
-class _Finished:
-    """The journal entries of this process's finished moves, per counter,
-    which its next write to that counter drops (a take's step 1, a
-    give-back's step 2).
-
-    Dropping each entry with a write of its own cost a third of a take's
-    writes and a quarter of a give-back's; folded into the next write, a
-    busy counter is rewritten once per move. Only a move this process
-    finished itself is kept here (never one a recovery's fence took over:
-    ``_applied_here``), and dropping its entry is safe at any time, so on
-    any doubt (a write that matched nothing) the entries are kept for the
-    next write. Keyed by database and stock location; bounded: an entry
-    forgotten here (a process that stops, a SKU it never writes again) is
-    left to the reconciler.
-    """
-
-    LIMIT = 10_000
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._ops: OrderedDict[tuple[str, str], tuple[set, set]] = OrderedDict()
-
-    @staticmethod
-    def _key(sku: str) -> tuple[str, str]:
-        return _inventories().database.name, sku
-
-    def add(self, sku: str, *, takes: Iterable[str] = (), gives: Iterable[str] = ()):
-        key = self._key(sku)
-        with self._lock:
-            done_takes, done_gives = self._ops.setdefault(key, (set(), set()))
-            done_takes.update(takes)
-            done_gives.update(gives)
-            self._ops.move_to_end(key)
-            while len(self._ops) > self.LIMIT:
-                self._ops.popitem(last=False)
-
-    def pop(self, sku: str) -> tuple[list[str], list[str]]:
-        """The finished takes and give-backs of ``sku``, no longer kept."""
-        with self._lock:
-            done_takes, done_gives = self._ops.pop(self._key(sku), ((), ()))
-        return sorted(done_takes), sorted(done_gives)
-
-
-_finished = _Finished()
-
-
-def _journal(field: str, drop: Iterable[str] = (), add: dict | None = None) -> dict:
-    """The counter's journal ``field`` without the entries of the moves
-    ``drop``, with ``add`` appended: an expression of a pipeline update (an
-    update cannot both push to an array and pull from it)."""
-    drop = list(drop)
-    kept = _kept(field, {"$literal": drop}) if drop else {"$ifNull": [f"${field}", []]}
-    if add is not None:
-        kept = {"$concatArrays": [kept, {"$literal": [add]}]}
-    return kept
-
-
-def _kept(field: str, drop: object) -> dict:
-    """The journal ``field``'s entries but those of the ops ``drop`` (an
-    expression worth a list). A recovery's fence is never dropped here: only
-    the cleanup's retention ends it."""
-    finished = {"$in": ["$$entry.op", drop]}
-    fence = {"$eq": [{"$ifNull": ["$$entry.by", None]}, RECOVERY]}
-    return {
-        "$filter": {
-            "input": {"$ifNull": [f"${field}", []]},
-            "as": "entry",
-            "cond": {"$or": [{"$not": [finished]}, fence]},
-        }
-    }
-
-
-def _each(values: Mapping[str, object], default: object) -> dict:
-    """An expression worth ``values[_id]`` in each document (``default`` in
-    any other): how one statement that updates several documents gives each
-    its own values.
-
-    Why one statement: a checkout commits every product line of its cart at
-    once, and on the Rust server each statement of a bulk write is a
-    transaction of its own; five documents in one statement cost the daemon
-    about half of what five statements do (bench/RESULTS.md). Such a
-    statement still carries each document's guard: in its filter with
-    plain operators (an op each move writes, unique: see
-    ``_counters_get``), or, where the guard is a document's own values,
-    inside the update (``_holds_give_statement``).
-    """
-    branches = [
-        {"case": {"$eq": ["$_id", {"$literal": key}]}, "then": value}
-        for key, value in values.items()
-    ]
-    return {"$switch": {"branches": branches, "default": default}}
+    return OutOfStock(available=free)
 
 
 # --- Taking units: counter, hold ---------------------------------------------
@@ -225,28 +124,15 @@ def _take(
     the existing hold must match. False when the hold refused (the units are
     back on the counter). Raises NotStocked, OutOfStock.
     """
-    op, hid = _op(), hold_id(sku, cart_id)
-    done_takes, done_gives = _finished.pop(sku)
-    entry = {"op": op, "hold": hid, "units": units, "at": now}
-    fields = {
-        "quantity": {"$subtract": ["$quantity", units]},
-        "takes": _journal("takes", done_takes, entry),
-        "modified_at": now,
-    }
-    if done_gives:
-        fields["gives"] = _journal("gives", done_gives)
-    taken = _inventories().update_one(
-        {"_id": sku, "quantity": {"$gte": units}}, [{"$set": fields}]
-    )
-    if not taken.modified_count:
-        _finished.add(sku, takes=done_takes, gives=done_gives)
+    op = counters.take(sku, hold_id(sku, cart_id), units, now)
+    if op is None:
         raise _why_short(sku, cart_id if hold_guard is None else None)
     faults.point("stock.take.after_counter")
     if not _hold_gets(sku, cart_id, op, units, now, hold_guard):
-        _untake(sku, op, units)
+        counters.untake(sku, op, units)
         return False
     faults.point("stock.take.after_hold")
-    _finished.add(sku, takes=[op])
+    counters.taken(sku, op)
     return True
 
 
@@ -267,15 +153,6 @@ def _hold_gets(sku, cart_id, op, units, now, hold_guard) -> bool:
     return bool(done.modified_count or done.upserted_id)
 
 
-def _untake(sku: str, op: str, units: int) -> bool:
-    """Give a take's units back to the counter, once (guarded on its entry)."""
-    result = _inventories().update_one(
-        {"_id": sku, "takes.op": op},
-        {"$inc": {"quantity": units}, "$pull": {"takes": {"op": op}}},
-    )
-    return bool(result.modified_count)
-
-
 # --- Giving units back: hold, counter, finish ----------------------------------
 
 
@@ -293,95 +170,11 @@ def _give(
     """Move ``free + sold`` units out of this cart's hold (guarded by
     ``guard``) to the counter's free units and ``sold``; False when the guard
     matched nothing (nothing changed). ``forget``: the take moves of a hold
-    this ends (``applied`` as read), see ``_counter_move``. ``touch``: the
+    this ends (``applied`` as read), see ``counters.give``. ``touch``: the
     hold's ``at`` moves to ``now`` (it keeps units). The steps are
     ``_give_all``'s, for one SKU."""
     moves = [(sku, guard, free, sold, list(forget))]
     return bool(_give_all(cart_id, moves, now, touch=touch))
-
-
-def _counter_move(
-    hid: str,
-    entry: dict,
-    forget: list[str],
-    finished: tuple[list[str], list[str]] = ([], []),
-) -> dict:
-    """What step 2 of a give-back does to one counter, as values: the units
-    going free and sold, the move's journal entry, and the entries it drops.
-
-    ``forget``: take moves the hold had applied; their entries go now, while
-    the hold still proves them (a take's entry must never outlive its hold:
-    the reconciler would take it for a take the hold never got).
-    ``finished``: this process's finished takes and give-backs of that
-    counter."""
-    done_takes, done_gives = finished
-    return {
-        "op": entry["op"],
-        "free": entry["free"],
-        "sold": entry["sold"],
-        "at": entry["at"],
-        "entry": {"op": entry["op"], "hold": hid, "at": entry["at"]},
-        "drop_gives": list(done_gives),
-        "drop_takes": [*forget, *done_takes],
-    }
-
-
-def _retried(write: Callable[[], object]) -> object:
-    """``write()``, tried once more after a lost connection or a failover.
-
-    pymongo retries a single-document write by itself (retryable writes,
-    on a replica set) but never a statement that may write several. Each
-    step of a give-back applies once however often it runs (the holds' by
-    their guard as read, the counters' and the finish by the moves' ops),
-    so one more try is safe; a partial first try shows as fewer documents
-    written, which ``_give_all`` already reads as such."""
-    return _tried(write)[0]
-
-
-def _tried(write: Callable[[], object]) -> tuple[object, bool]:
-    """``_retried``, and whether it took a second try."""
-    try:
-        return write(), False
-    except PyMongoError as exc:
-        if not (
-            isinstance(exc, ConnectionFailure)
-            or exc.has_error_label("RetryableWriteError")
-        ):
-            raise
-        return write(), True
-
-
-def _counters_get(moves: Mapping[str, dict]) -> int:
-    """Step 2 for the counters of ``moves`` (sku -> ``_counter_move``), in
-    one statement (see ``_each``). Each counter's guard is its own move's
-    op, not applied yet, so a move applies once: the filter names every
-    move's op, and as ops are unique, a counter holds none of them exactly
-    when it does not hold its own. Returns how many applied.
-
-    The pipeline reads each counter's values once (``_move``), then applies
-    them the same way to every counter."""
-    ops = [move["op"] for move in moves.values()]
-    values = {sku: {"$literal": move} for sku, move in moves.items()}
-    pipeline = [
-        {"$set": {"_move": _each(values, None)}},
-        {
-            "$set": {
-                "quantity": {"$add": ["$quantity", "$_move.free"]},
-                "sold": {"$add": [{"$ifNull": ["$sold", 0]}, "$_move.sold"]},
-                "gives": {
-                    "$concatArrays": [
-                        _kept("gives", "$_move.drop_gives"),
-                        ["$_move.entry"],
-                    ]
-                },
-                "takes": _kept("takes", "$_move.drop_takes"),
-                "modified_at": "$_move.at",
-            }
-        },
-        {"$unset": "_move"},
-    ]
-    query = {"_id": {"$in": list(moves)}, "gives.op": {"$nin": ops}}
-    return _retried(lambda: _inventories().update_many(query, pipeline)).modified_count
 
 
 def _finish_back(hid: str, op: str) -> None:
@@ -416,7 +209,7 @@ def _give_all(
     every SKU, so a checkout's cart of n lines pays 3 statements, not 3n:
     the holds' step moves each hold only where it is as read
     (``_holds_give_statement``), the counters' and the finish are guarded
-    by the moves' unique ops (``_counters_get``). Returns the SKUs whose
+    by the moves' unique ops (``counters.give``). Returns the SKUs whose
     hold matched its guard (the others changed nothing).
 
     ``finish``: who runs step 3 (``stock_finish``), if not this call: a
@@ -430,26 +223,20 @@ def _give_all(
         raise ValueError("a give-back names each SKU once")
     planned = []
     for sku, guard, free, sold, forget in moves:
-        entry = {"op": _op(), "free": free, "sold": sold, "at": now}
+        entry = {"op": counters.new_op(), "free": free, "sold": sold, "at": now}
         planned.append((sku, hold_id(sku, cart_id), guard, entry, list(forget)))
     planned = _holds_give(planned, {"at": now} if touch else None)
     if not planned:
         return []
     faults.point("stock.give.after_hold")
-    finished = {sku: _finished.pop(sku) for sku, *_ in planned}
-    counted = _counters_get(
-        {
-            sku: _counter_move(hid, entry, forget, finished[sku])
-            for sku, hid, _, entry, forget in planned
-        }
+    # A move whose step 2 a recovery's fence refused (its writer stalled
+    # past the grace) is the recovery's to finish: its ``back`` entry stays.
+    applied = set(
+        counters.give(
+            [(sku, hid, entry, forget) for sku, hid, _, entry, forget in planned]
+        )
     )
-    done = planned
-    if counted < len(planned):
-        # Which write dropped what is unknown: the entries are kept for the
-        # next write (dropping a finished one again is harmless).
-        for sku, (done_takes, done_gives) in finished.items():
-            _finished.add(sku, takes=done_takes, gives=done_gives)
-        done = _applied_here(planned)
+    done = [p for p in planned if p[3]["op"] in applied]
     faults.point("stock.give.after_counter")
     finished_moves = [(hid, entry["op"], sku) for sku, hid, _, entry, _ in done]
     (finish or stock_finish)(finished_moves)
@@ -461,7 +248,7 @@ def stock_finish(moves: list[tuple[str, str, str]]) -> None:
     """Step 3 of give-backs whose counters got their units, (hold id, op,
     sku) each, in one statement (``_finish_backs``): the ``back`` entries
     go, and the holds left empty with them; then each counter's journal
-    entry of the move is done (``_Finished``: dropped by this process's
+    entry of the move is done (``counters.Finished``: dropped by this process's
     next write to the counter).
 
     Until it runs, a hold shows its ``back`` entry, which the counter's
@@ -472,26 +259,7 @@ def stock_finish(moves: list[tuple[str, str, str]]) -> None:
     others' (a checkout's commits: ``stock_commit_all``'s ``finish``)."""
     _finish_backs([(hid, op) for hid, op, _ in moves])
     for _, op, sku in moves:
-        _finished.add(sku, gives=[op])
-
-
-def _applied_here(planned: list) -> list:
-    """The moves of ``planned`` whose step 2 this writer applied. One it did
-    not was refused by a recovery's fence (the writer stalled past the
-    grace): the recovery applies it and finishes it, so this writer must
-    leave its ``back`` entry alone (the recovery applies only while the
-    entry is there) and never take the fence for its own finished entry."""
-    ops = [entry["op"] for *_, entry, _ in planned]
-    fenced = {
-        (doc["_id"], move["op"])
-        for doc in _inventories().find(
-            {"_id": {"$in": [p[0] for p in planned]}, "gives.op": {"$in": ops}},
-            {"gives": 1},
-        )
-        for move in doc.get("gives") or []
-        if move["op"] in ops and move.get("by") == RECOVERY
-    }
-    return [p for p in planned if (p[0], p[3]["op"]) not in fenced]
+        counters.given(sku, op)
 
 
 def _holds_give(planned: list, sets: dict | None) -> list:
@@ -506,14 +274,14 @@ def _holds_give(planned: list, sets: dict | None) -> list:
         }
         if sets:
             update["$set"] = sets
-        result, again = _tried(
+        result, again = tried(
             lambda: _holds().update_one({"_id": hid, **guard}, update)
         )
     elif sets:
         raise ValueError("only a single hold's give-back sets fields")
     else:
         statement = _holds_give_statement(planned)
-        result, again = _tried(lambda: _holds().update_many(*statement))
+        result, again = tried(lambda: _holds().update_many(*statement))
     took = result.modified_count
     if took == len(planned):
         return planned
@@ -577,7 +345,7 @@ def _holds_give_statement(planned: list) -> tuple[dict, list]:
         ),
     }
     pipeline = [
-        {"$set": {"_move": _each(moves, None)}},
+        {"$set": {"_move": each(moves, None)}},
         {"$set": {"_move": {"$cond": [as_read, "$_move", None]}}},
         {"$set": changes},
         {"$unset": "_move"},
@@ -593,14 +361,14 @@ def _finish_backs(backs: list[tuple[str, str]]) -> None:
     nothing), which only a hold keeping units (a surplus) or a fence needs."""
     if not backs:
         return
-    # One statement for all (why: ``_each``): each hold's one ``back`` entry
+    # One statement for all (why: ``counters.each``): each hold's one ``back`` entry
     # is its own move's, and the ops are unique, so a hold matches the list
     # of ops exactly when it matches its own.
     ids = [hid for hid, _ in backs]
     ops = [op for _, op in backs]
-    deleted = _retried(lambda: _holds().delete_many(_last_back(ids, ops)))
+    deleted = retried(lambda: _holds().delete_many(_last_back(ids, ops)))
     if deleted.deleted_count < len(backs):
-        _retried(
+        retried(
             lambda: _holds().update_many(
                 {"_id": {"$in": ids}, "back.op": {"$in": ops}},
                 {"$pull": {"back": {"op": {"$in": ops}}}},
@@ -810,12 +578,10 @@ def stock_transfer(
     hold = _hold(sku, from_cart_id)
     if hold is None or _hold(sku, to_cart_id) is not None:
         return False
-    source, units, op = hold_id(sku, from_cart_id), hold["quantity"], _op()
+    source, units, op = hold_id(sku, from_cart_id), hold["quantity"], counters.new_op()
     if hold.get("applied"):
         # The source ends here: drop its take entries while it proves them.
-        _inventories().update_one(
-            {"_id": sku}, {"$pull": {"takes": {"op": {"$in": hold["applied"]}}}}
-        )
+        counters.drop(sku, takes=hold["applied"])
     entry = {"op": op, "moved": units, "to": to_cart_id, "at": now}
     moved = _holds().update_one(
         {"_id": source, "quantity": units, "at": hold["at"]},
@@ -871,22 +637,18 @@ def stock_moves_recover(*, before: datetime) -> int:
     cleanup's retention) and applied there unless the writer had
     (``_recover_give``), then finished. A transfer the target has applied is
     finished, else fenced and undone. The entries of finished moves that no
-    process dropped (``_Finished``) go too, uncounted. Safe to run twice at
+    process dropped (``counters.Finished``) go too, uncounted. Safe to run twice at
     once: every step is guarded on the move's id.
     """
     done = 0
-    for inv in _inventories().find({"takes.at": {"$lt": before}}, {"takes": 1}):
-        for move in inv["takes"]:
-            if move["at"] < before:
-                done += _recover_take(inv["_id"], move)
+    for sku, move in counters.takes_before(before):
+        done += _recover_take(sku, move)
     for hold in _holds().find({"back.at": {"$lt": before}}):
         for entry in hold["back"]:
             if entry["at"] < before:
                 done += _recover_back(hold, entry)
-    for inv in _inventories().find({"gives.at": {"$lt": before}}, {"gives": 1}):
-        for move in inv["gives"]:
-            if move["at"] < before and move.get("by") != RECOVERY:
-                done += _finish_give(inv["_id"], move)
+    for sku, move in counters.gives_before(before):
+        done += _finish_give(sku, move)
     return done
 
 
@@ -898,7 +660,7 @@ def _finish_give(sku: str, move: dict) -> int:
     )
     if unfinished:
         _finish_back(move["hold"], move["op"])
-    _inventories().update_one({"_id": sku}, {"$pull": {"gives": {"op": move["op"]}}})
+    counters.drop(sku, gives=[move["op"]])
     return unfinished
 
 
@@ -931,8 +693,8 @@ def _recover_take(sku: str, move: dict) -> int:
     op, hid = move["op"], move["hold"]
     applied = _holds().count_documents({"_id": hid, "applied": op}, limit=1)
     if not applied and not _fenced(hid, op, move["at"]):
-        return int(_untake(sku, op, move["units"]))
-    _inventories().update_one({"_id": sku}, {"$pull": {"takes": {"op": op}}})
+        return int(counters.untake(sku, op, move["units"]))
+    counters.drop(sku, takes=[op])
     return 0
 
 
@@ -952,32 +714,20 @@ def _recover_give(sku: str, hid: str, entry: dict, *, forget: list[str]) -> None
     """A give-back whose ``back`` entry outlived the grace: the counter gets
     its units unless the writer's own step 2 did, never both.
 
-    First a fence on the counter (``gives: {op, by: recovery, fence}``,
-    pushed only if no entry of ``op`` is there): from then on the writer's
-    step 2 is refused. If the writer's entry was there, it applied. Else, if
-    the hold still has the ``back`` entry, the writer cannot have applied
-    (it drops its entry only after the ``back`` entry), so the fence applies
-    the units, once (guarded on ``fence: true``), dropping the take entries
-    the hold applied as the writer's step 2 would have (``_counters_get``).
+    First a fence on the counter (``counters.fence_give``): from then on the
+    writer's step 2 is refused. If the writer's entry was there, it applied.
+    Else, if the hold still has the ``back`` entry, the writer cannot have
+    applied (it drops its entry only after the ``back`` entry), so the fence
+    applies the units, once (``counters.apply_fenced``), dropping the take
+    entries the hold applied as the writer's step 2 would have.
     """
     op = entry["op"]
-    fence = {"op": op, "hold": hid, "at": entry["at"], "by": RECOVERY, "fence": True}
-    _inventories().update_one(
-        {"_id": sku, "gives.op": {"$ne": op}}, {"$push": {"gives": fence}}
-    )
-    found = _inventories().find_one({"_id": sku}, {"gives": {"$elemMatch": {"op": op}}})
-    (move,) = (found or {}).get("gives") or [{}]
-    if move.get("by") != RECOVERY:
+    if not counters.fence_give(sku, op, hid, entry["at"]):
         return  # the writer's: applied
     if not _holds().count_documents({"_id": hid, "back.op": op}, limit=1):
         return  # finished meanwhile, by the writer or another recovery
-    _inventories().update_one(
-        {"_id": sku, "gives": {"$elemMatch": {"op": op, "fence": True}}},
-        {
-            "$inc": {"quantity": entry["free"], "sold": entry["sold"]},
-            "$set": {"gives.$.fence": False},
-            "$pull": {"takes": {"op": {"$in": forget}}},
-        },
+    counters.apply_fenced(
+        sku, op, free=entry["free"], sold=entry["sold"], forget=forget
     )
 
 
@@ -985,10 +735,7 @@ def stock_fences_purge(*, before: datetime) -> int:
     """Drop the fences of moves recovered before ``before`` (the cleanup's
     retention, far longer than any writer stalls): the recovery journal
     entries and the holds of 0 units kept only for their ``void``."""
-    _inventories().update_many(
-        {"gives.at": {"$lt": before}},
-        {"$pull": {"gives": {"by": RECOVERY, "at": {"$lt": before}}}},
-    )
+    counters.fences_purge(before)
     return (
         _holds()
         .delete_many(

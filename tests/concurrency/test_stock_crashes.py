@@ -12,14 +12,9 @@ import pytest
 
 from catalog import faults as stock_faults
 from catalog.selectors.stock import stock_journal, stock_level, stock_problems
-from catalog.services.stock import (
-    RECOVERY,
-    _counter_move,
-    _counters_get,
-    _finish_back,
-    _hold_gets,
-    _recover_back,
-)
+from catalog.services import counters
+from catalog.services.counters import RECOVERY
+from catalog.services.stock import _finish_back, _hold_gets, _recover_back
 from shop import faults
 from shop.selectors.invariants import invariant_problems
 from shop.services.carts import (
@@ -194,9 +189,9 @@ def test_a_give_back_the_reconciler_applied_is_refused_to_a_stalled_writer(
     hold, entry = crash_in_a_release(mongo_uri, mongo_db)
 
     reservations_reconcile(now=SOON)
-    late = _counters_get({"SHOE": _counter_move(hold["_id"], entry, [])})
+    late = counters.give([("SHOE", hold["_id"], entry, [])])
 
-    assert late == 0
+    assert late == []
     level = stock_level(sku="SHOE")
     assert (level.free, level.held) == (10, 0)
     assert stock_problems() == []
@@ -212,7 +207,7 @@ def test_a_recovery_that_read_the_hold_before_the_writer_finished_adds_nothing(
     hold, entry = crash_in_a_release(mongo_uri, mongo_db)
     # The writer's steps 2 and 3, late (step 2 drops the take entries the
     # hold applied, as the writer's would).
-    assert _counters_get({"SHOE": _counter_move(hold["_id"], entry, hold["applied"])})
+    assert counters.give([("SHOE", hold["_id"], entry, hold["applied"])])
     _finish_back(hold["_id"], entry["op"])
 
     _recover_back(hold, entry)  # what the reconciler read before

@@ -21,9 +21,9 @@ from catalog.selectors.stock import (
     stock_level,
     stock_problems,
 )
+from catalog.services.counters import RECOVERY
+from catalog.services.counters import finished as _finished
 from catalog.services.stock import (
-    RECOVERY,
-    _finished,
     stock_adjust,
     stock_commit,
     stock_commit_all,
