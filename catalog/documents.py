@@ -211,6 +211,14 @@ class HoldBack(me.EmbeddedDocument):
     at = me.DateTimeField(required=True)
 
 
+class HoldMovedIn(me.EmbeddedDocument):
+    """A transfer this hold received, kept until its source has finished."""
+
+    op = me.StringField(required=True)
+    source = me.StringField(required=True)  # the source hold's ``_id``
+    at = me.DateTimeField(required=True)
+
+
 def hold_id(sku: str, cart_id: str) -> str:
     """The ``_id`` of a cart's hold of a SKU: what makes it unique."""
     return f"{sku}|{cart_id}"
@@ -223,9 +231,12 @@ class StockHoldDoc(Document):
     keys on the Rust server). ``applied``: the take moves this hold received
     (how a crash between the counter and the hold is told apart). ``back``:
     units leaving, until the counter has them. ``void``: take moves the
-    reconciler refused for good (a fence against a writer that stalled). A
-    hold of 0 units with nothing in flight is deleted (a fenced one is kept
-    until the cleanup job's retention has passed).
+    reconciler refused for good (a fence against a writer that stalled).
+    ``moved_in``: transfers received whose source still has its ``back``
+    entry; the hold is the only proof that such a transfer applied, so it
+    outlives its units until the source finishes. A hold of 0 units with
+    nothing in flight is deleted (a fenced one is kept until the cleanup
+    job's retention has passed).
     """
 
     hold_id = me.StringField(primary_key=True)
@@ -239,6 +250,7 @@ class StockHoldDoc(Document):
     applied = me.ListField(me.StringField())
     back = me.EmbeddedDocumentListField(HoldBack)
     void = me.ListField(me.StringField())
+    moved_in = me.EmbeddedDocumentListField(HoldMovedIn)
 
     meta = {
         "collection": "stock_holds",
@@ -251,6 +263,8 @@ class StockHoldDoc(Document):
             {"fields": ["at"]},
             # Holds with units on their way back (the reconciler).
             {"fields": ["back.at"], "sparse": True},
+            # Transfers received whose source may not have finished.
+            {"fields": ["moved_in.at"], "sparse": True},
         ],
     }
 

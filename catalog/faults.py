@@ -15,5 +15,6 @@ POINTS = register(
         "stock.give.after_finish",
         "stock.transfer.after_source",
         "stock.transfer.after_target",
+        "stock.transfer.after_finish",
     )
 )

@@ -27,8 +27,10 @@ crash point harmless or repairable (``stock_moves_recover``):
   sold), journaled in ``gives`` so it applies once; 3. the ``back`` entry
   goes (the hold with it when empty).
 * transfer (login): 1. the source's units into a ``back`` entry naming the
-  target; 2. the target hold gets them (``applied``); 3. the source
-  finishes. No unit is free in between.
+  target; 2. the target hold gets them (``applied``, and ``moved_in``,
+  which keeps the target, even emptied, as the proof it applied); 3. the
+  source finishes; 4. the target drops ``moved_in``. No unit is free in
+  between.
 
 A move's journal entry on the counter has done its work once the move is
 finished (the hold lists a take; a give-back's ``back`` entry is gone). It
@@ -136,9 +138,11 @@ def _take(
     return True
 
 
-def _hold_gets(sku, cart_id, op, units, now, hold_guard) -> bool:
+def _hold_gets(sku, cart_id, op, units, now, hold_guard, *, source=None) -> bool:
     """Step 2 of a take: the hold gets the units (never a move it was fenced
-    from: ``void``). A new hold is inserted, or fills a hold of 0 units."""
+    from: ``void``). A new hold is inserted, or fills a hold of 0 units.
+    ``source``: the hold a transfer's units come from, kept in ``moved_in``
+    until that source has finished (``_moved_in_done``)."""
     query = {"_id": hold_id(sku, cart_id), "void": {"$ne": op}}
     query.update({"quantity": 0} if hold_guard is None else hold_guard)
     update = {
@@ -146,6 +150,8 @@ def _hold_gets(sku, cart_id, op, units, now, hold_guard) -> bool:
         "$set": {"sku": sku, "cart_id": cart_id, "at": now},
         "$push": {"applied": op},
     }
+    if source is not None:
+        update["$push"]["moved_in"] = {"op": op, "source": source, "at": now}
     try:
         done = _holds().update_one(query, update, upsert=hold_guard is None)
     except DuplicateKeyError:
@@ -185,14 +191,21 @@ def _finish_back(hid: str, op: str) -> None:
 
 def _last_back(ids: list[str], ops: list[str]) -> dict:
     """The holds of ``ids`` that one of the moves ``ops`` emptied, whose last
-    move in flight it is, and that no fence keeps."""
+    move in flight it is, and that no fence or unfinished transfer keeps."""
     return {
         "_id": {"$in": ids},
         "quantity": 0,
         "back.op": {"$in": ops},
         "back.1": {"$exists": False},
-        "void.0": {"$exists": False},
+        **_KEPT_BY_NOTHING,
     }
+
+
+# A hold of 0 units that nothing keeps: no fence (``void``), and no transfer
+# whose source has not finished (``moved_in``: the recovery of that source
+# reads the transfer's ``applied`` here, and an absent hold reads as "never
+# applied", which would give the units back to the source a second time).
+_KEPT_BY_NOTHING = {"void.0": {"$exists": False}, "moved_in.0": {"$exists": False}}
 
 
 def _give_all(
@@ -590,12 +603,25 @@ def stock_transfer(
     if not moved.modified_count:
         return False
     faults.point("stock.transfer.after_source")
-    if not _hold_gets(sku, to_cart_id, op, units, now, None):
+    target = hold_id(sku, to_cart_id)
+    if not _hold_gets(sku, to_cart_id, op, units, now, None, source=source):
         _unmove(source, op, units)
         return False
     faults.point("stock.transfer.after_target")
     _finish_back(source, op)
+    faults.point("stock.transfer.after_finish")
+    _moved_in_done(target, op)
     return True
+
+
+def _moved_in_done(target: str, op: str) -> None:
+    """Step 4 of a transfer, once its source has finished: the target no
+    longer keeps it in ``moved_in``; a target its cart emptied meanwhile
+    (kept only for this) goes."""
+    _holds().update_one({"_id": target}, {"$pull": {"moved_in": {"op": op}}})
+    _holds().delete_one(
+        {"_id": target, "quantity": 0, "back.0": {"$exists": False}, **_KEPT_BY_NOTHING}
+    )
 
 
 def _unmove(source: str, op: str, units: int) -> bool:
@@ -647,6 +673,8 @@ def stock_moves_recover(*, before: datetime) -> int:
         for entry in hold["back"]:
             if entry["at"] < before:
                 done += _recover_back(hold, entry)
+    for hold in _holds().find({"moved_in.at": {"$lt": before}}):
+        done += _recover_moved_in(hold, before)
     for sku, move in counters.gives_before(before):
         done += _finish_give(sku, move)
     return done
@@ -699,15 +727,36 @@ def _recover_take(sku: str, move: dict) -> int:
 
 
 def _recover_back(hold: dict, entry: dict) -> int:
+    """A ``back`` entry older than the grace. A transfer the target applied
+    (its ``applied``, kept by ``moved_in`` however the target's units went
+    since) is finished; one it has not is fenced there and undone. A
+    give-back is the counter's (``_recover_give``), then finished."""
     hid, op = hold["_id"], entry["op"]
     if entry.get("to"):
         target = hold_id(hold["sku"], entry["to"])
-        if not _fenced(target, op, entry["at"]):
+        applied = _holds().count_documents({"_id": target, "applied": op}, limit=1)
+        if not applied and not _fenced(target, op, entry["at"]):
             return int(_unmove(hid, op, entry["moved"]))
-    else:
-        _recover_give(hold["sku"], hid, entry, forget=hold.get("applied") or [])
+        _finish_back(hid, op)
+        _moved_in_done(target, op)
+        return 1
+    _recover_give(hold["sku"], hid, entry, forget=hold.get("applied") or [])
     _finish_back(hid, op)
     return 1
+
+
+def _recover_moved_in(hold: dict, before: datetime) -> int:
+    """A transfer received before ``before`` whose source has finished but
+    whose last step did not run (a crash): the target lets it go."""
+    done = 0
+    for entry in hold.get("moved_in") or []:
+        if entry["at"] >= before:
+            continue
+        pending = {"_id": entry["source"], "back.op": entry["op"]}
+        if not _holds().count_documents(pending, limit=1):
+            _moved_in_done(hold["_id"], entry["op"])
+            done += 1
+    return done
 
 
 def _recover_give(sku: str, hid: str, entry: dict, *, forget: list[str]) -> None:
@@ -743,6 +792,7 @@ def stock_fences_purge(*, before: datetime) -> int:
                 "at": {"$lt": before},
                 "quantity": 0,
                 "back.0": {"$exists": False},
+                "moved_in.0": {"$exists": False},
             }
         )
         .deleted_count

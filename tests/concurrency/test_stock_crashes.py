@@ -23,6 +23,7 @@ from shop.services.carts import (
     cart_remove_item,
     cart_set_quantity,
 )
+from shop.services.checkout import cart_checkout
 from shop.services.expiry import carts_expire
 from shop.services.reconcile import reservations_reconcile
 from tests.concurrency.cart_processes import run_until_crash
@@ -37,7 +38,7 @@ from tests.concurrency.test_crash_recovery import (
     setup_cart,
 )
 from tests.concurrency.test_crash_recovery import _checkout as checkout
-from tests.shop.factories import make_product
+from tests.shop.factories import SHIPPING, card, make_product
 
 pytestmark = pytest.mark.concurrency
 
@@ -75,6 +76,11 @@ SCENARIOS = {
         lambda _: cart_merge(from_owner=ALICE, to_owner=ACCOUNT, now=T0),
         0,
     ),
+    "stock.transfer.after_finish": (
+        setup_anonymous_and_account,
+        lambda _: cart_merge(from_owner=ALICE, to_owner=ACCOUNT, now=T0),
+        0,
+    ),
 }
 
 
@@ -85,12 +91,15 @@ def test_every_stock_fault_point_has_a_crash_scenario():
 def left_behind(mongo_db) -> int:
     """Journal entries on the counters (a move in flight, or a finished one
     whose entry the crashed process would have dropped with its next write)
-    and ``back`` entries on the holds."""
+    and ``back`` or ``moved_in`` entries on the holds."""
     moves = sum(
         len(doc.get("takes") or []) + len(doc.get("gives") or [])
         for doc in mongo_db.inventories.find()
     )
-    return moves + mongo_db.stock_holds.count_documents({"back.0": {"$exists": True}})
+    return moves + mongo_db.stock_holds.count_documents(IN_FLIGHT)
+
+
+IN_FLIGHT = {"$or": [{"back.0": {"$exists": True}}, {"moved_in.0": {"$exists": True}}]}
 
 
 # Each point once more where the give-back moves several holds in one
@@ -128,7 +137,7 @@ def test_a_crash_between_counter_and_hold_conserves_units_and_is_repaired(
     # (only the fences of recovered moves may stay, until the cleanup).
     assert not any(doc.get("takes") for doc in mongo_db.inventories.find())
     assert [stock_journal(sku=s).in_flight for s in ("SHOE", "HAT")] == [0, 0]
-    assert mongo_db.stock_holds.count_documents({"back.0": {"$exists": True}}) == 0
+    assert mongo_db.stock_holds.count_documents(IN_FLIGHT) == 0
     for sku in ("SHOE", "HAT"):
         level = stock_level(sku=sku)
         assert level.held == 0
@@ -291,5 +300,50 @@ def test_a_fence_on_one_counter_of_a_checkout_leaves_the_others_applied(
     shoe = stock_level(sku="SHOE")
     assert (shoe.free, shoe.held, shoe.sold) == (8, 0, 2)
     assert mongo_db.stock_holds.count_documents({}) == 0
+    assert stock_problems() == []
+    assert invariant_problems() == []
+
+
+@pytest.mark.django_db
+def test_a_transfer_whose_target_sold_its_units_before_the_recovery_stays_done(
+    mongo_uri, mongo_db
+):
+    """A login stops after the account's hold got the anonymous cart's HAT,
+    before the source finished. Before the reconciler comes, the account
+    adds HAT (its line adopts the hold) and checks out: the target's hold is
+    emptied. Its ``moved_in`` keeps it, so the recovery still reads that the
+    transfer applied and finishes the source, never handing the units back
+    to it: a unit sold once, never free as well."""
+    make_product(sku="SHOE", stock=10)
+    make_product(sku="HAT", stock=10)
+    setup_anonymous_and_account()
+    code = run_until_crash(
+        crash_at,
+        (
+            "stock.transfer.after_target",
+            SCENARIOS["stock.transfer.after_target"][1],
+            None,
+        ),
+        uri=mongo_uri,
+        db_name=mongo_db.name,
+    )
+    assert code == faults.EXIT_CODE
+    cart = cart_add_item(owner=ACCOUNT, sku="HAT", quantity=1, now=T0)
+    cart_checkout(
+        owner=ACCOUNT,
+        cart_id=cart.cart_id,
+        email="account@example.com",
+        shipping=SHIPPING,
+        card=card(),
+        now=T0,
+    )
+
+    for moment in (SOON, MUCH_LATER):
+        reservations_reconcile(now=moment)
+        carts_expire(now=moment)
+
+    hat = stock_level(sku="HAT")
+    assert (hat.free, hat.held, hat.sold) == (9, 0, 1)
+    assert mongo_db.stock_holds.count_documents(IN_FLIGHT) == 0
     assert stock_problems() == []
     assert invariant_problems() == []
