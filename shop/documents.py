@@ -312,9 +312,9 @@ class GatewayCharge(Document):
     """
 
     reference = me.StringField(primary_key=True)
-    amount = MoneyField(required=True, precision=2)
-    currency = me.StringField(required=True)
-    outcome = me.StringField(required=True)  # paid, declined
+    amount = MoneyField(precision=2)  # none on a void
+    currency = me.StringField()
+    outcome = me.StringField(required=True)  # paid, declined, void
     card = me.StringField(default="")
     message = me.StringField(default="")
     at = me.DateTimeField(required=True)
@@ -344,9 +344,9 @@ class CounterPayment(Document):
     crash, like a provider's."""
 
     reference = me.StringField(primary_key=True)
-    kind = me.StringField(required=True)  # charge, refund
-    amount = MoneyField(required=True, precision=2)
-    currency = me.StringField(required=True)
+    kind = me.StringField(required=True)  # charge, refund, void
+    amount = MoneyField(precision=2)  # none on a void
+    currency = me.StringField()
     by = me.StringField(default="")
     charge_reference = me.StringField()
     at = me.DateTimeField(required=True)

@@ -4,7 +4,9 @@
 ``SHOP_PAYMENT_PROVIDER``, a dotted path; the built-in test gateway by
 default). A provider charges a card once per ``reference`` (a repeat returns
 the first result) and can look a charge up by reference, which is how a
-checkout interrupted after charging is finished later.
+checkout interrupted after charging is finished later, and can close a
+reference to charges (``void``), which is how a checkout's recovery makes
+sure that a charge still on its way cannot land once the cart is reopened.
 
 References: a charge's is ``<order number>-<tag>-<attempt>``, the tag
 random and drawn with its attempt; a refund's is its charge's reference and
@@ -33,6 +35,14 @@ from django.conf import settings
 from django.utils.module_loading import import_string
 
 DEFAULT_PROVIDER = "shop.payments.test_gateway.TestGateway"
+
+# A reference closed to charges (``PaymentProvider.void``), and what a
+# charge under it tells the shopper.
+VOID = "void"
+VOIDED = (
+    "This checkout was stopped before its payment went through, "
+    "and nothing was charged."
+)
 
 
 @dataclass(frozen=True)
@@ -142,6 +152,18 @@ class PaymentProvider(ABC):
     @abstractmethod
     def lookup(self, *, reference: str) -> Charge | None:
         """The charge taken under ``reference``, or None if there is none."""
+
+    @abstractmethod
+    def void(self, *, reference: str) -> Charge | None:
+        """Close ``reference`` to charges, so that one still on its way
+        (a run that stalled past its lease) can no longer succeed: from now
+        on a charge under it raises PaymentError, nothing charged. Returns
+        the paid charge taken under it before, if there is one (then
+        nothing changes), else None. Raises PaymentError when the provider
+        could not say; trying again later is fine.
+
+        What a checkout's recovery calls before it reopens a cart: a paid
+        order must never be for units its cart has given back."""
 
     @abstractmethod
     def refund(

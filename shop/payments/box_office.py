@@ -5,7 +5,8 @@ A charge is recorded as settled (``CounterPayment``, ``_id`` the
 reference: once per reference, the first record stands), so a checkout
 that stops after it is finished like a card's (``lookup``). A refund is
 the money handed back at the counter, recorded once per reference, never
-more than the charge.
+more than the charge. A voided reference (a checkout's recovery closed it,
+``kind: void``) takes no charge.
 """
 
 from decimal import Decimal
@@ -18,6 +19,8 @@ from config.decimals import decimal_of
 from shop.documents import CounterPayment
 from shop.payments import (
     BOX_OFFICE,
+    VOID,
+    VOIDED,
     AtCounter,
     Charge,
     PaymentError,
@@ -59,11 +62,17 @@ class BoxOffice(PaymentProvider):
                 "at": timezone.now(),
             }
         )
+        if record["kind"] == VOID:
+            raise PaymentError(VOIDED)
         return self._charge(record)
 
     def lookup(self, *, reference: str) -> Charge | None:
         record = CounterPayment.coll().find_one({"_id": reference, "kind": "charge"})
         return self._charge(record) if record else None
+
+    def void(self, *, reference: str) -> Charge | None:
+        record = _record({"_id": reference, "kind": VOID, "at": timezone.now()})
+        return self._charge(record) if record["kind"] == "charge" else None
 
     def refund(
         self, *, reference: str, charge_reference: str, amount: Decimal, currency: str

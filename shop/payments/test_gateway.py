@@ -8,6 +8,8 @@
 | any other | declined ("not a test card") |
 
 Refunds give back up to what a paid charge took, once per refund reference.
+A voided reference (``void``: its record, ``outcome: void``, written first)
+refuses every charge under it with a provider error.
 """
 
 from decimal import Decimal
@@ -19,6 +21,8 @@ from pymongo.errors import DuplicateKeyError
 from config.decimals import decimal_of
 from shop.documents import GatewayCharge, GatewayRefund
 from shop.payments import (
+    VOID,
+    VOIDED,
     Card,
     Charge,
     PaymentDeclined,
@@ -30,6 +34,17 @@ from shop.payments import (
 SUCCEEDS = frozenset({"4242424242424242", "5555555555554444"})
 DECLINES = "4000000000000002"
 FAILS = "4000000000000119"
+
+
+def _first(record: dict) -> dict:
+    """Record a reference's answer, or read the first one: a charge and a
+    void of the same reference are decided once, whichever comes first."""
+    collection = GatewayCharge.coll()
+    try:
+        collection.insert_one(record)
+    except DuplicateKeyError:
+        return collection.find_one({"_id": record["_id"]})
+    return record
 
 
 class TestGateway(PaymentProvider):
@@ -66,13 +81,10 @@ class TestGateway(PaymentProvider):
             "message": message,
             "at": timezone.now(),
         }
-        collection = GatewayCharge.coll()
-        try:
-            collection.insert_one(record)
-        except DuplicateKeyError:
-            # The same reference again: the first answer stands.
-            record = collection.find_one({"_id": reference})
+        record = _first(record)
         charge = self._charge(record)
+        if charge.outcome == VOID:
+            raise PaymentError(charge.message)
         if charge.outcome != "paid":
             raise PaymentDeclined(charge.message)
         return charge
@@ -80,6 +92,17 @@ class TestGateway(PaymentProvider):
     def lookup(self, *, reference: str) -> Charge | None:
         record = GatewayCharge.coll().find_one({"_id": reference})
         return self._charge(record) if record else None
+
+    def void(self, *, reference: str) -> Charge | None:
+        record = _first(
+            {
+                "_id": reference,
+                "outcome": VOID,
+                "message": VOIDED,
+                "at": timezone.now(),
+            }
+        )
+        return self._charge(record) if record["outcome"] == "paid" else None
 
     def refund(
         self, *, reference: str, charge_reference: str, amount: Decimal, currency: str

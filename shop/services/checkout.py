@@ -279,6 +279,13 @@ class _Run:
         if not renewed.matched_count:
             raise CheckoutTakenOver()
 
+    def may_share_attempt(self, locked_at: datetime) -> bool:
+        """Whether another run may be charging this attempt: this run took
+        it over from one that stalled, or enough of its own lease has gone
+        (the rule of ``renew``) that a recovery or a resubmit may have."""
+        now = self.fixed_now or timezone.now()
+        return self.taken_over or now - locked_at >= lease_time() / 3
+
 
 def _attempt_is(attempt: int) -> dict:
     # A cart pending from before attempts were numbered has none.
@@ -748,17 +755,40 @@ def _prepare(run: _Run, *, now) -> dict:
             )
         return run.draft.son(now)
     except DomainError:
-        _reopen(run.cart_id, now, run.attempt)
+        _give_up(run, now)
         raise
 
 
-def _charged_order(cart_id: str, now: datetime) -> Order | None:
+def _give_up(run: _Run, now: datetime) -> None:
+    """A run that will not charge reopens its cart, for the shopper to fix
+    and pay again. If another run of this attempt may be charging (this one
+    took it over, or its own lease may have lapsed meanwhile), the
+    attempt's reference is voided first: a charge landing after the reopen
+    would pay for units the cart may give back. A charge found paid, or a
+    provider that cannot say: the cart stays pending, for the run that
+    charged or the recovery to finish."""
+    if run.may_share_attempt(locked_at=now):
+        method = (run.draft.given["checkout_payment"] or {}).get("payment_method")
+        try:
+            if provider(method).void(reference=run.draft.reference) is not None:
+                return
+        except PaymentError:
+            return
+    _reopen(run.cart_id, now, run.attempt)
+
+
+def _charged_order(cart_id: str, now: datetime, *, close: bool = False) -> Order | None:
     """The cart's order finished, if the provider has a paid charge for the
     cart's latest attempt (a run stopped after charging); else None.
 
     The attempt's reference is the cart's; a pending order the cart has (a
     declined attempt's, or one written before its charge by an earlier
-    Marquee) is asked for its own too, and finished as it is."""
+    Marquee) is asked for its own too, and finished as it is.
+
+    ``close``: each reference is voided as it is asked (``PaymentProvider.
+    void``), so that None also means no charge under them can land later:
+    the cart may be reopened. Raises PaymentError if the provider cannot
+    say."""
     raw = carts().find_one({"_id": cart_id})
     if raw is None or raw["state"] != PENDING:
         return None
@@ -773,7 +803,9 @@ def _charged_order(cart_id: str, now: datetime) -> Order | None:
         if not asks or asks[0][2] != reference:
             asks.append((pending, pending.get("payment_method"), reference))
     for order, method, reference in asks:
-        charge = provider(method).lookup(reference=reference)
+        payments = provider(method)
+        ask = payments.void if close else payments.lookup
+        charge = ask(reference=reference)
         if charge is not None and charge.outcome == "paid":
             attempt = _attempt(reference, outcome="paid", message="", card="", now=now)
             return _fulfil(
@@ -818,6 +850,13 @@ def checkout_recover(*, cart_id: str, now: datetime | None = None) -> str:
     complete. No order, or the provider has no successful charge: reopen the
     cart with its holds (the expiry job ends it if the shopper is gone).
     Idempotent.
+
+    Before it reopens, the provider voids the attempt's reference: a run
+    that stalled in its charge past the lease may still be waiting for the
+    provider's answer, and a charge landing once the cart is open again
+    would pay for units the shopper may have given back (never counted
+    sold). A provider that cannot say leaves the cart pending ("unsure"),
+    for the next run to ask again.
     """
     now = utcnow(now)
     raw = _take_over(cart_id, now)
@@ -827,8 +866,12 @@ def checkout_recover(*, cart_id: str, now: datetime | None = None) -> str:
     if order is not None and order["state"] == PAID:
         _fulfil(cart_id=cart_id, order=order, charge=None, now=now)
         return "completed"
-    if _charged_order(cart_id, now) is not None:
-        return "completed"
+    try:
+        if _charged_order(cart_id, now, close=True) is not None:
+            return "completed"
+    except PaymentError:
+        log.warning("cart %s: the provider could not void its checkout", cart_id)
+        return "unsure"
     _reopen(cart_id, now, raw.get("checkout_attempt") or 0)
     return "reopened"
 
@@ -842,5 +885,6 @@ def checkouts_recover(*, now: datetime | None = None) -> int:
         for raw in carts().find(lapsed, {"_id": 1})
     ]
     return sum(
-        checkout_recover(cart_id=cart_id, now=now) != "nothing" for cart_id in stuck
+        checkout_recover(cart_id=cart_id, now=now) in ("completed", "reopened")
+        for cart_id in stuck
     )

@@ -219,6 +219,102 @@ def test_a_run_taken_over_before_its_charge_stops_and_never_charges(mongo_db, pr
     with pytest.raises(CheckoutTakenOver):
         run.renew(locked_at=stalled_at)
 
-    assert charges(mongo_db) == [(paid.payment_reference, "paid")]
+    # The recovery closed the stalled attempt's reference before reopening.
+    assert sorted(charges(mongo_db), key=lambda c: c[1]) == [
+        (paid.payment_reference, "paid"),
+        (run.draft.reference, "void"),
+    ]
     assert paid.payment_reference == f"{paid.number}-{paid.payment_tag}-2"
     assert mongo_db.carts.find_one({"_id": cart.cart_id})["state"] == COMPLETE
+
+
+def test_a_charge_that_lands_after_the_recovery_reopened_the_cart_is_refused(
+    mongo_db, cart, product, now, monkeypatch
+):
+    """The provider answers a run's charge only after its lease lapsed: the
+    recovery has taken the cart over, found no charge, reopened it, and the
+    shopper took one unit out. The late charge must not pay for an order
+    whose units the cart no longer holds: the recovery voided the attempt
+    at the provider before reopening, so the charge is refused, nothing is
+    charged, and the cart keeps exactly what the shopper left in it."""
+    from shop.payments.test_gateway import TestGateway
+    from shop.services.carts import cart_set_quantity
+
+    late = now + lease_time() + timedelta(seconds=1)
+    charge = TestGateway.charge
+
+    def stalled_charge(self, **kwargs):
+        assert checkout_recover(cart_id=cart.cart_id, now=late) == "reopened"
+        cart_set_quantity(owner=ALICE, sku=product, quantity=1, now=late)
+        return charge(self, **kwargs)
+
+    monkeypatch.setattr(TestGateway, "charge", stalled_charge)
+    with pytest.raises(PaymentFailed):
+        checkout(cart.cart_id, now=now)
+    monkeypatch.undo()
+
+    assert [outcome for _, outcome in charges(mongo_db)] == ["void"]
+    assert mongo_db.orders.count_documents({"state": PAID}) == 0
+    raw = mongo_db.carts.find_one({"_id": cart.cart_id})
+    assert raw["state"] == ACTIVE
+    level = stock_level(sku=product)
+    assert (level.free, level.held, level.sold) == (99, 1, 0)
+    assert invariant_problems() == []
+
+    # The shopper pays for what is left, under a new attempt.
+    order = checkout(cart.cart_id, now=late)
+    assert order.state == PAID
+    level = stock_level(sku=product)
+    assert (level.free, level.held, level.sold) == (99, 0, 1)
+
+
+def test_a_taken_over_run_that_gives_up_closes_the_attempt_first(
+    mongo_db, cart, product, now
+):
+    """A resubmit takes over a run that stalled before its charge, and its
+    re-pricing finds a price changed: it reopens the cart, but only after
+    voiding the attempt's reference, which the stalled run may still charge;
+    that run's charge is then refused."""
+    from shop.errors import PricesChanged
+    from shop.services.checkout import _charge, _given, _start
+    from tests.shop.factories import set_price
+
+    given = _given("ada@example.com", SHIPPING, card())
+    stalled = _start(ALICE, cart.cart_id, now, now, given)
+    late = now + lease_time() + timedelta(seconds=1)
+    set_price(product, "120.00")
+    with pytest.raises(PricesChanged):
+        checkout(cart.cart_id, now=late)
+
+    assert mongo_db.carts.find_one({"_id": cart.cart_id})["state"] == ACTIVE
+    assert charges(mongo_db) == [(stalled.draft.reference, "void")]
+    son = stalled.draft.son(now)
+    with pytest.raises(PaymentFailed):
+        _charge(stalled, son, card(), now)
+    assert mongo_db.orders.count_documents({"state": PAID}) == 0
+    assert stock_level(sku=product).held == 2
+
+
+def test_a_recovery_the_provider_cannot_answer_leaves_the_cart_pending(
+    mongo_db, cart, product, now, monkeypatch
+):
+    """No void, no reopen: the charge of a stalled run might still land, so
+    the cart keeps its checkout (and its holds) for the next recovery."""
+    from shop.payments import PaymentError
+    from shop.payments.test_gateway import TestGateway
+
+    cut_off("checkout.before_charge", cart.cart_id, now)
+
+    def unreachable(self, *, reference):
+        raise PaymentError("The provider did not answer.")
+
+    monkeypatch.setattr(TestGateway, "void", unreachable)
+    late = now + lease_time() + timedelta(seconds=1)
+    assert checkout_recover(cart_id=cart.cart_id, now=late) == "unsure"
+    assert mongo_db.carts.find_one({"_id": cart.cart_id})["state"] == PENDING
+    assert stock_level(sku=product).held == 2
+    monkeypatch.undo()
+
+    later = late + lease_time() + timedelta(seconds=1)
+    assert checkout_recover(cart_id=cart.cart_id, now=later) == "reopened"
+    assert mongo_db.carts.find_one({"_id": cart.cart_id})["state"] == ACTIVE
