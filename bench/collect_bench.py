@@ -38,8 +38,8 @@ from bench.dbserver import scratch_database  # noqa: E402
 from catalog import demo  # noqa: E402
 from catalog.documents import Inventory, StockMovement  # noqa: E402
 from catalog.selectors.products import item_page  # noqa: E402
-from catalog.selectors.stock import stock_problems  # noqa: E402
 from catalog.selectors.stores import stores_near_with_stock  # noqa: E402
+from shop.kinds import PRODUCTS  # noqa: E402
 from shop.services.carts import cart_add_item  # noqa: E402
 
 LEEDS = (-1.5437, 53.7997)
@@ -155,7 +155,8 @@ def main() -> None:
         uptime()
         load(args.items)
         results = measure(args.samples)
-        assert stock_problems() == [], stock_problems()
+        problems = PRODUCTS.resource_problems()
+        assert problems == [], problems
         print(f"\n{'operation':<20}{'p50 ms':>10}{'p95 ms':>10}")
         for operation, values in results.items():
             print(f"{operation:<20}{pct(values, 50):>10.2f}{pct(values, 95):>10.2f}")

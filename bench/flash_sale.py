@@ -102,7 +102,8 @@ def _setup(sku: str, units: int) -> str:
 
 def _end_state(db, sku: str, shoppers: list[Shopper], sale: Sale) -> list[str]:
     """The end state's lines; raises AssertionError when it is wrong."""
-    from catalog.selectors.stock import stock_level, stock_problems
+    from catalog.selectors.stock import stock_level
+    from shop.kinds import PRODUCTS
 
     level = stock_level(sku=sku)
     added = sum(s.added for s in shoppers)
@@ -112,7 +113,7 @@ def _end_state(db, sku: str, shoppers: list[Shopper], sale: Sale) -> list[str]:
         f"{level.sold + level.held} of {sale.units} (free {level.free}); "
         f"adds that succeeded {added}; paid orders {paid_orders}",
     ]
-    problems = stock_problems()
+    problems = PRODUCTS.resource_problems()
     errors = [s.error for s in shoppers if s.error]
     ok = (
         level.sold + level.held == sale.units

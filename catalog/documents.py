@@ -103,35 +103,36 @@ class Store(Document):
     }
 
 
-# --- Online stock and its holds --------------------------------------------
+# --- Stock: counters and the journal of moves -------------------------------
 #
-# Double bookkeeping (DESIGN §3): every unit a cart holds is written on the
-# stock side (a hold document of the cart and SKU) and on the cart (a line),
-# so either side can be rolled back. The inventory keeps only counters and a
-# short journal of the moves in flight, so a hold costs the same however many
-# carts hold the SKU. Only catalog.services.stock changes these documents.
+# What a cart holds is its line (shop.kinds.line_stock, DESIGN §3.8): the
+# inventory keeps only counters and a short journal of the moves in flight
+# between it and the carts, so a hold costs the same however many carts
+# hold the SKU. Only catalog.services (counters, stock) change these
+# documents.
 
 
 class InventoryMove(me.EmbeddedDocument):
-    """A move of the counter whose hold side may not be finished yet.
+    """A move of the counter whose cart side may not be finished yet.
 
-    ``takes``: units taken from ``quantity`` for hold ``hold`` (its
-    ``applied`` lists ``op`` once the hold has them). ``gives``: units given
-    back (to ``quantity`` and ``sold``) for the hold's ``back`` entry ``op``.
+    ``hold`` names the cart's line of the location (``hold_id``). ``takes``:
+    units taken from ``quantity`` for it (the line's ``applied`` lists
+    ``op`` once the cart has them). ``gives``: units given back (to
+    ``quantity`` and ``sold``) for the cart's ``stock_back`` entry ``op``.
     """
 
     op = me.StringField(required=True)
     hold = me.StringField(required=True)
     units = me.IntField(min_value=0)
     at = me.DateTimeField(required=True)
-    # "recovery": written by the reconciler, kept as a fence (see stock.py).
+    # "recovery": written by the reconciler, kept as a fence (counters.py).
     by = me.StringField()
 
 
 # A stock location: where units of a SKU are counted and held. Online stock
 # is keyed by the SKU itself, a store's by "<sku>@<store_id>" (click &
-# collect): each location is an ``Inventory`` of its own with its holds, so
-# one protocol (catalog/services/stock.py) reserves both.
+# collect): each location is an ``Inventory`` of its own, so one protocol
+# (shop/kinds/line_stock.py) reserves both.
 STORE_MARK = "@"
 
 
@@ -156,8 +157,8 @@ class Inventory(Document):
     stays on the ``Store``: the nearest stores are a ``$geoNear`` there.)
 
     Conservation (``stock_problems``): ``quantity + held + sold ==
-    received``, where ``held`` is the units of the SKU's ``StockHoldDoc``
-    documents plus the moves in flight (``takes``/``gives``), and
+    received``, where ``held`` is what carts' lines hold plus the moves in
+    flight (``takes``/``gives``: ``shop.kinds.line_stock``), and
     ``received`` the sum of the ledger entries applied so far.
     """
 
@@ -182,8 +183,8 @@ class Inventory(Document):
 
     meta = {
         "collection": "inventories",
-        # Databases of the old shape carry ``reservations`` until
-        # ``manage.py stock_holds_migrate`` has moved them out.
+        # Databases of an old shape carry ``reservations`` until
+        # ``manage.py stock_lines_migrate`` has moved them into the lines.
         "strict": False,
         "indexes": [
             # Moves left in flight (the reconciler; normally empty).
@@ -200,73 +201,10 @@ class Inventory(Document):
     }
 
 
-class HoldBack(me.EmbeddedDocument):
-    """Units leaving a hold whose counter side may not be applied yet."""
-
-    op = me.StringField(required=True)
-    free = me.IntField(default=0)  # back to the inventory's free units
-    sold = me.IntField(default=0)  # counted as sold (checkout)
-    moved = me.IntField(default=0)  # to another cart's hold (login)
-    to = me.StringField()  # that cart
-    at = me.DateTimeField(required=True)
-
-
-class HoldMovedIn(me.EmbeddedDocument):
-    """A transfer this hold received, kept until its source has finished."""
-
-    op = me.StringField(required=True)
-    source = me.StringField(required=True)  # the source hold's ``_id``
-    at = me.DateTimeField(required=True)
-
-
 def hold_id(sku: str, cart_id: str) -> str:
-    """The ``_id`` of a cart's hold of a SKU: what makes it unique."""
+    """What a counter's journal entry names as the holder of a move: one
+    cart's line of one stock location (``"<location>|<cart_id>"``)."""
     return f"{sku}|{cart_id}"
-
-
-class StockHoldDoc(Document):
-    """The units of one SKU one cart holds: ``_id`` is ``"<sku>|<cart_id>"``.
-
-    Uniqueness comes from ``_id`` (a unique secondary index would keep stale
-    keys on the Rust server). ``applied``: the take moves this hold received
-    (how a crash between the counter and the hold is told apart). ``back``:
-    units leaving, until the counter has them. ``void``: take moves the
-    reconciler refused for good (a fence against a writer that stalled).
-    ``moved_in``: transfers received whose source still has its ``back``
-    entry; the hold is the only proof that such a transfer applied, so it
-    outlives its units until the source finishes. A hold of 0 units with
-    nothing in flight is deleted (a fenced one is kept until the cleanup
-    job's retention has passed).
-    """
-
-    hold_id = me.StringField(primary_key=True)
-    sku = me.StringField(required=True)
-    cart_id = me.StringField(required=True)
-    quantity = me.IntField(required=True, min_value=0)
-    # Last reserved or adjusted: a cart whose hold ran out has only holds
-    # changed at least a hold time ago (the stale-holder lookup).
-    at = me.DateTimeField(required=True)
-    seen_at = me.DateTimeField()  # last confirmed by the reconciler
-    applied = me.ListField(me.StringField())
-    back = me.EmbeddedDocumentListField(HoldBack)
-    void = me.ListField(me.StringField())
-    moved_in = me.EmbeddedDocumentListField(HoldMovedIn)
-
-    meta = {
-        "collection": "stock_holds",
-        "indexes": [
-            # A SKU's holds, oldest change first (stale holders, levels).
-            {"fields": ["sku", "at"]},
-            # A cart's holds (expiry, checkout, transfer).
-            {"fields": ["cart_id"]},
-            # The reconciler: holds not changed for a while.
-            {"fields": ["at"]},
-            # Holds with units on their way back (the reconciler).
-            {"fields": ["back.at"], "sparse": True},
-            # Transfers received whose source may not have finished.
-            {"fields": ["moved_in.at"], "sparse": True},
-        ],
-    }
 
 
 class StockMovement(Document):

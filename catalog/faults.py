@@ -1,7 +1,9 @@
-"""The stock's fault points between the writes of a hold (catalog/services/stock.py).
+"""The stock's fault points between the writes of a move
+(shop/kinds/line_stock.py), named as the steps were when the hold was a
+document of its own ("hold" is the cart's side).
 
-Take (reserve, grow): counter, hold, forget. Give back (release, shrink,
-commit): hold, counter, finish, forget. Transfer: source, target, finish.
+Take (add, grow): counter, cart. Give back (remove, shrink, clear, expire,
+complete): cart, counter, finish. Transfer: source, target, finish.
 """
 
 from config.faults import point, register  # noqa: F401

@@ -60,6 +60,26 @@ class CartLine(me.EmbeddedDocument):
     # The price when the line was added; checkout re-prices from the catalog.
     unit_price = MoneyField(required=True, min_value=0, precision=2)
     added_at = me.DateTimeField()
+    # The takes that gave the line its units (``shop.kinds.line_stock``):
+    # the proof a counter's journal entry of each was applied here.
+    applied = me.ListField(me.StringField())
+
+
+class StockBack(me.EmbeddedDocument):
+    """Units a cart gave back whose counter step may not have happened
+    (``shop.kinds.line_stock``): to the counter (``free``, ``sold``), or to
+    another cart (``moved``, ``to``: a login's transfer). ``forget``: the
+    takes of the units it ends, which step 2 drops from the counter's
+    journal while this entry still proves them."""
+
+    op = me.StringField(required=True)
+    sku = me.StringField(required=True)  # the stock location
+    free = me.IntField(default=0)
+    sold = me.IntField(default=0)
+    moved = me.IntField(default=0)
+    to = me.StringField()
+    forget = me.ListField(me.StringField())
+    at = me.DateTimeField(required=True)
 
 
 class TicketSeat(me.EmbeddedDocument):
@@ -101,6 +121,16 @@ class TicketLine(me.EmbeddedDocument):
     added_at = me.DateTimeField()
 
 
+class MovedIn(me.EmbeddedDocument):
+    """A login's transfer this cart received, kept until its source cart
+    finished it (``shop.kinds.line_stock.transfer``): the proof it applied
+    here, even once the line is gone."""
+
+    op = me.StringField(required=True)
+    source = me.StringField(required=True)  # the source cart's id
+    at = me.DateTimeField(required=True)
+
+
 class Cart(Document):
     """A shopper's cart: lines of each reservable kind, and a hold deadline.
 
@@ -140,6 +170,12 @@ class Cart(Document):
     checkout_shipping = me.DictField(default=None)
     checkout_payment = me.DictField(default=None)
     ended_at = me.DateTimeField()
+    # The stock moves in flight out of this cart, and the takes a recovery
+    # refused for good (a fence: a stalled writer can no longer record
+    # them): ``shop.kinds.line_stock``.
+    stock_back = me.EmbeddedDocumentListField(StockBack)
+    stock_void = me.ListField(me.StringField())
+    moved_in = me.EmbeddedDocumentListField(MovedIn)
 
     def line_count(self) -> int:
         """How many lines the cart lists, of every kind (the cart's cap)."""
@@ -159,6 +195,10 @@ class Cart(Document):
             {"fields": ["tickets.session_id", "state"]},
             # Ended carts past the retention (the purge_carts job).
             {"fields": ["state", "ended_at"]},
+            # Give-backs in flight, transfers received whose source may not
+            # have finished (the recovery): absent but for a moment.
+            {"fields": ["stock_back.at"], "sparse": True},
+            {"fields": ["moved_in.at"], "sparse": True},
         ],
     }
 

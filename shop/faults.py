@@ -17,11 +17,7 @@ POINTS = register(
     (
         "add.after_reserve",
         "set_quantity.after_stock",
-        "set_quantity.after_cart",
-        "remove.after_cart",
         "clear.after_cart",
-        "merge.after_product_source",
-        "merge.after_product_transfer",
         "expire.after_flip",
         "expire.after_release",
         "checkout.after_pending",

@@ -172,11 +172,12 @@ def test_a_path_through_an_array_of_subdocuments_in_an_expression(mongo_db, serv
 
 
 def test_an_update_that_leaves_a_document_as_it_was_does_not_count_it(mongo_db, server):
-    """The stock commit's holds step (catalog/services/stock.py
-    ``_holds_give_statement``) moves several holds in one pipeline update
-    that leaves a hold no longer as read exactly as it was, and reads the
-    modified count as the holds that moved: a document passed through
-    unchanged, a missing field included, must not count, on every server."""
+    """A pipeline update that moves only some of the documents it matches
+    (each guarded inside the update, leaving any other exactly as it was)
+    reads the modified count as the documents that moved: a document passed
+    through unchanged, a missing field included, must not count, on every
+    server. (An earlier shape's holds step relied on it; kept as a property
+    of the servers.)"""
     coll = mongo_db.conformance_noop
     coll.insert_many([{"_id": "moves", "n": 1}, {"_id": "stays", "n": 2}])
     stays_before = coll.find_one({"_id": "stays"})

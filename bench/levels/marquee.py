@@ -257,6 +257,7 @@ def sessions(db) -> tuple[list[str], str]:
 
 def cart_check(db, run) -> Check:
     """check_invariants, plus: sold per SKU == units in paid orders."""
+    from shop.kinds import line_stock
     from shop.selectors.invariants import invariant_problems
 
     p = run.params
@@ -273,11 +274,9 @@ def cart_check(db, run) -> Check:
         in_orders[row["_id"]] = row["n"]
     oversell = mismatched = 0
     sold_by_load = reserved = 0
-    held_by: Counter = Counter()
-    for hold in db.stock_holds.find({}, {"sku": 1, "quantity": 1}):
-        held_by[hold["sku"]] += hold["quantity"]
+    held_by = line_stock.held_units()
     for inv in db.inventories.find({}, {"sold": 1, "received": 1}):
-        held = held_by[inv["_id"]]
+        held = held_by.get(inv["_id"], 0)
         oversell += max(0, inv["sold"] + held - inv["received"])
         mismatched += inv["sold"] != in_orders[inv["_id"]]
         if inv["_id"] not in PROBE_SKUS:

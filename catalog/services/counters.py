@@ -5,7 +5,8 @@ it ``received`` and what is ``sold``, and journals the moves in flight:
 ``takes`` (units that left for a hold) and ``gives`` (units a hold gave
 back, applied once). This module writes counters only; where the units
 are held, and the order of the writes around these steps, are the
-protocol's (``catalog.services.stock``):
+protocol's (``shop.kinds.line_stock``: the units a cart holds are in its
+lines):
 
 * a take's step 1 (``take``): ``quantity >= n``, ``$inc -n``, a ``takes``
   entry; undone once by ``untake`` when the hold refuses;
@@ -145,9 +146,7 @@ def each(values: Mapping[str, object], default: object) -> dict:
     transaction of its own; five documents in one statement cost the daemon
     about half of what five statements do (bench/RESULTS.md). Such a
     statement still carries each document's guard: in its filter with
-    plain operators (an op each move writes, unique: see ``give``), or,
-    where the guard is a document's own values, inside the update
-    (``catalog.services.stock._holds_give_statement``).
+    plain operators (an op each move writes, unique: see ``give``).
     """
     branches = [
         {"case": {"$eq": ["$_id", {"$literal": key}]}, "then": value}

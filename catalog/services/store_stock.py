@@ -3,7 +3,7 @@
 A store's stock of a SKU is an ``Inventory`` of its own, keyed by the stock
 location ``"<sku>@<store_id>"`` (``catalog.documents.stock_location``), so a
 collect line reserves it with the very protocol of online stock
-(``catalog.services.stock``: conditional updates, holds, journals, recovery,
+(``shop.kinds.line_stock``: conditional updates, lines, journals, recovery,
 ledger, conservation). This module only says what staff and imports want:
 a store's count set or changed is a ledger entry of that location (a
 receipt, or a correction), never an overwrite. The count is the units free

@@ -28,6 +28,16 @@ def lines_of(cart) -> list[tuple[LineKind, object]]:
     return [(kind, line) for kind in KINDS for line in kind.lines(cart)]
 
 
+def backs_of(cart, *, sold: bool, now) -> list[dict]:
+    """What a write that ends or empties ``cart`` carries out for the lines
+    held in it, every kind's (``LineKind.backs``): free, or ``sold``."""
+    return [
+        entry
+        for kind in KINDS
+        for entry in kind.backs(lines=kind.lines(cart), sold=sold, now=now)
+    ]
+
+
 def kind_named(name: str) -> LineKind:
     for kind in KINDS:
         if kind.name == name:
@@ -39,6 +49,7 @@ __all__ = [
     "KINDS",
     "PRODUCTS",
     "TICKETS",
+    "backs_of",
     "Hold",
     "LineKind",
     "Problem",

@@ -59,6 +59,9 @@ class LineKind(ABC):
     name: str
     field: str
     key_field: str
+    # A kind whose login move is one protocol of its own (``move``), not the
+    # pipeline's unlist, transfer, record (``shop.services.lines.move_line``).
+    moves_whole = False
 
     # --- reading a line ---------------------------------------------------
 
@@ -193,6 +196,19 @@ class LineKind(ABC):
     def give_back(self, *, cart_id: str, line, now: datetime | None = None) -> None:
         """Return exactly what this line holds (removing or clearing a line);
         ``now`` stamps a hold that stays smaller."""
+
+    def untake(self, *, cart_id: str, line, now: datetime) -> None:
+        """Undo a ``take`` the cart refused to ``record`` (``line``, as
+        taken); by default, ``give_back``."""
+        self.give_back(cart_id=cart_id, line=line, now=now)
+
+    def backs(self, *, lines: list, sold: bool, now: datetime) -> list[dict]:
+        """What a cart write that ends or empties the cart carries out for
+        these lines of this kind: the ``stock_back`` entries of a kind whose
+        units are held in its lines (``shop.kinds.line_stock``), free, or
+        sold (``sold``: a checkout's complete); none by default (a kind
+        holding on its resource gives back after the write)."""
+        return []
 
     @abstractmethod
     def release(self, *, cart_id: str, key: str) -> None:

@@ -24,8 +24,7 @@ from shop.errors import (
     ExtensionsUsed,
     LineNotInCart,
 )
-from shop.kinds import KINDS, PRODUCTS, lines_of
-from shop.kinds.products import give_back_units
+from shop.kinds import KINDS, PRODUCTS, backs_of, line_stock, lines_of
 from shop.limits import MAX_EXTENSIONS
 from shop.services import caps, owners
 from shop.services.common import (
@@ -33,7 +32,6 @@ from shop.services.common import (
     hold_time,
     load_cart,
     touched,
-    update_then_read,
     utcnow,
 )
 from shop.services.expiry import carts_expire_holding
@@ -47,7 +45,6 @@ from shop.services.lines import (
     refusal_of,
     reload,
     take_and_record,
-    unlist_and_give_back,
 )
 
 
@@ -76,15 +73,14 @@ def _cart_line(owner: str, sku: str, now: datetime) -> tuple[Cart, object]:
     return cart, line
 
 
-def _take(*, cart_id: str, line, now: datetime, grow: bool = False):
-    """Hold the line's units for the cart: a new hold (``ProductKind.take``)
-    or more on the cart's hold (``grow``: a line's quantity rising). When
-    units are short, carts past their hold that list the SKU are expired
-    first and the reservation is retried once (DESIGN §3.5)."""
-    step = PRODUCTS.grow if grow else PRODUCTS.take
+def _take(*, cart_id: str, line, now: datetime):
+    """Step 1 of holding the line's units for the cart: the counter gives
+    them (``ProductKind.take``; the cart's write records them). When units
+    are short, carts past their hold that list the SKU are expired first
+    and the take is retried once (DESIGN §3.5)."""
     for attempt in (1, 2):
         try:
-            return step(cart_id=cart_id, line=line, now=now)
+            return PRODUCTS.take(cart_id=cart_id, line=line, now=now)
         except OutOfStock as exc:
             if attempt == 2 or not carts_expire_holding(
                 kind=PRODUCTS, key=line.sku, now=now
@@ -161,7 +157,7 @@ def _first_line(owner: str, line, now: datetime) -> Cart | None:
         field=PRODUCTS.field,
         take=lambda cart_id: _take(cart_id=cart_id, line=line, now=now),
         son=lambda taken: taken.to_mongo().to_dict(),
-        give_back=lambda cart_id, taken: PRODUCTS.give_back(
+        give_back=lambda cart_id, taken: PRODUCTS.untake(
             cart_id=cart_id, line=taken, now=now
         ),
         point="add.after_reserve",
@@ -169,6 +165,7 @@ def _first_line(owner: str, line, now: datetime) -> Cart | None:
     if made is None:
         return None
     taken, cart = made
+    PRODUCTS.recorded(taken)
     cart.items.append(taken)
     return cart
 
@@ -203,9 +200,7 @@ def _add_line(cart: Cart, line, now: datetime) -> Cart:
         cart_id=cart_id,
         take=lambda: _take(cart_id=cart_id, line=line, now=now),
         record=record,
-        give_back=lambda taken: PRODUCTS.give_back(
-            cart_id=cart_id, line=taken, now=now
-        ),
+        give_back=lambda taken: PRODUCTS.untake(cart_id=cart_id, line=taken, now=now),
         now=now,
         point="add.after_reserve",
     )
@@ -213,48 +208,43 @@ def _add_line(cart: Cart, line, now: datetime) -> Cart:
 
 
 def _change(cart: Cart, line, quantity: int, now: datetime) -> Cart:
-    """Move one line from its quantity to ``quantity`` (both >= 1)."""
-    cart_id, sku, old = cart.cart_id, line.sku, line.quantity
+    """Move one line from its quantity to ``quantity`` (both >= 1), guarded
+    on the quantity read: a concurrent change makes it refuse. Growing
+    takes the difference first, then records it; shrinking records it with
+    the units it gives back, in one write (``ProductKind.back``)."""
+    cart_id, old = cart.cart_id, line.quantity
     delta = quantity - old
-
-    def record(*_) -> dict | None:
-        # Guarded on the quantity read: a concurrent change makes this refuse.
-        fields = {"items.$.quantity": quantity} if delta else {}
-        return update_then_read(
-            cart_id,
-            {"items": {"$elemMatch": {"sku": sku, "quantity": old}}},
-            touched({"$set": fields}, now),
-        )
-
-    def give_back(units: int) -> None:
-        give_back_units(sku=sku, cart_id=cart_id, quantity=units, now=now)
-
     if delta > 0:
-        _, raw = take_and_record(
+        take_and_record(
             cart_id=cart_id,
-            take=lambda: (
-                _take(
-                    cart_id=cart_id, line=PRODUCTS.part(line, delta), now=now, grow=True
-                ).quantity
+            take=lambda: _take(
+                cart_id=cart_id, line=PRODUCTS.part(line, delta), now=now
             ),
-            record=record,
-            give_back=give_back,
+            record=lambda taken: PRODUCTS.grow(
+                cart_id=cart_id, line=taken, old=old, now=now
+            ),
+            give_back=lambda taken: PRODUCTS.untake(
+                cart_id=cart_id, line=taken, now=now
+            ),
             now=now,
             point="set_quantity.after_stock",
         )
-    elif delta < 0:
-        raw = unlist_and_give_back(
-            cart_id=cart_id,
-            unlist=record,
-            give_back=lambda: give_back(-delta),
-            now=now,
-            point="set_quantity.after_cart",
-        )
-    else:
-        raw = record()
-        if raw is None:
-            raise refusal_of(cart_id, now)
-    return load_cart(raw)
+        return reload(cart_id)
+    as_read = {
+        "_id": cart_id,
+        "state": ACTIVE,
+        "items": {"$elemMatch": PRODUCTS.guard(line)},
+    }
+    fields = {"items.$.quantity": quantity} if delta else {}
+    entries = [PRODUCTS.back(line, free=-delta, ends=False, now=now)] if delta else []
+
+    def write(push: dict) -> bool:
+        change = line_stock.merged(touched({"$set": fields}, now), push)
+        return bool(carts().update_one(as_read, change).matched_count)
+
+    if not line_stock.give(cart_id=cart_id, entries=entries, write=write):
+        raise refusal_of(cart_id, now)
+    return reload(cart_id)
 
 
 def cart_set_quantity(
@@ -284,15 +274,10 @@ def cart_remove_item(*, owner: str, sku: str, now: datetime | None = None) -> Ca
     """
     now = utcnow(now)
     cart, line = _cart_line(owner, sku, now)
-    unlist_and_give_back(
-        cart_id=cart.cart_id,
-        unlist=lambda: PRODUCTS.unlist(
-            cart_id=cart.cart_id, line=line, update=touched({}, now)
-        ),
-        give_back=lambda: PRODUCTS.give_back(cart_id=cart.cart_id, line=line),
-        now=now,
-        point="remove.after_cart",
-    )
+    if not PRODUCTS.take_back(
+        cart_id=cart.cart_id, line=line, update=touched({}, now), now=now
+    ):
+        raise refusal_of(cart.cart_id, now)
     return reload(cart.cart_id)
 
 
@@ -317,11 +302,16 @@ def cart_clear(*, owner: str, now: datetime | None = None) -> Cart | None:
     for _ in range(ATTEMPTS):
         # A field the cart lacks is guarded as None, which matches it absent.
         as_read = {kind.field: raw.get(kind.field) for kind in KINDS}
-        done = carts().update_one(
-            {"_id": cart_id, "state": ACTIVE, **as_read},
-            touched({"$set": emptied}, now),
-        )
-        if done.matched_count:
+        query = {"_id": cart_id, "state": ACTIVE, **as_read}
+        cart = load_cart(raw)
+        # The lines held in their cart leave with the write that empties it.
+        entries = backs_of(cart, sold=False, now=now)
+
+        def write(push: dict, query=query) -> bool:
+            change = line_stock.merged(touched({"$set": emptied}, now), push)
+            return bool(carts().update_one(query, change).matched_count)
+
+        if line_stock.give(cart_id=cart_id, entries=entries, write=write):
             break
         raw = carts().find_one({"_id": cart_id})
         if raw is None or raw["state"] != ACTIVE:
@@ -513,9 +503,7 @@ def _refill(kind, cart_id: str, line, now: datetime) -> None:
             cart_id=cart_id,
             take=lambda: kind.take(cart_id=cart_id, line=line, now=now),
             record=lambda taken: kind.record(cart_id=cart_id, line=taken, now=now),
-            give_back=lambda taken: kind.give_back(
-                cart_id=cart_id, line=taken, now=now
-            ),
+            give_back=lambda taken: kind.untake(cart_id=cart_id, line=taken, now=now),
             now=now,
             point="add.after_reserve",
         )

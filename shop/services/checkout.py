@@ -77,7 +77,7 @@ from shop.errors import (
     PaymentFailed,
     PricesChanged,
 )
-from shop.kinds import KINDS, lines_of
+from shop.kinds import KINDS, backs_of, line_stock, lines_of
 from shop.kinds.base import money
 from shop.kinds.products import needs_delivery
 from shop.payments import (
@@ -626,17 +626,18 @@ def _fulfil(
         if order is not None and order.get("paid_at"):
             settle.later(order)
     faults.point("checkout.after_paid")
+    # The cart as its lines are sold: the run's pending cart (its lines
+    # cannot change), else as read now.
+    as_read = {"state": PENDING}
     if cart is None:
-        cart = load_cart(carts().find_one({"_id": cart_id}))
+        raw = carts().find_one({"_id": cart_id})
+        cart = load_cart(raw)
+        if raw is not None and raw["state"] == ACTIVE:
+            # Reopened by a recovery of a Marquee from before reopens voided
+            # the attempt: paid means done, with the lines it has now.
+            as_read = {"state": ACTIVE, "modified_at": raw["modified_at"]}
     _commit_lines(cart_id, cart, seen)
-    # Paid means done, even if a recovery reopened the cart meanwhile.
-    carts().update_one(
-        {"_id": cart_id, "state": {"$in": [PENDING, ACTIVE]}},
-        {
-            "$set": {"state": COMPLETE, "ended_at": now, "modified_at": now},
-            "$unset": {"live_owner": "", "lease_until": ""},
-        },
-    )
+    _complete(cart_id, cart, as_read, now)
     faults.point("release.after_cart")
     # The owner is free again: the cart no longer holds, so the claim is
     # stale from here on, and goes with a batch (``shop.services.tidy``).
@@ -644,8 +645,32 @@ def _fulfil(
     return Order._from_son(paid if paid is not None else order)
 
 
+def _complete(cart_id: str, cart, as_read: dict, now: datetime) -> None:
+    """Step 6: the cart complete, in one write guarded on the cart as read
+    that carries its lines' units out, sold (``LineKind.backs``); their
+    counters count them sold next, and the entries' last step waits for a
+    batch (``shop.services.tidy``)."""
+    entries = backs_of(cart, sold=True, now=now)
+
+    def complete(push: dict) -> bool:
+        change = line_stock.merged(
+            {
+                "$set": {"state": COMPLETE, "ended_at": now, "modified_at": now},
+                "$unset": {"live_owner": "", "lease_until": ""},
+            },
+            push,
+        )
+        query = {"_id": cart_id, **as_read}
+        return bool(carts().update_one(query, change).modified_count)
+
+    line_stock.give(
+        cart_id=cart_id, entries=entries, write=complete, finish=tidy.finish_backs_later
+    )
+
+
 def _commit_lines(cart_id: str, cart, seen: dict | None) -> None:
-    """Step 5: every line's hold committed, kind by kind."""
+    """Step 5: every line held on a resource (seats) committed, kind by
+    kind; a kind whose lines are their holds is sold by step 6."""
     for kind in KINDS:
         lines = kind.lines(cart)
         if not lines:

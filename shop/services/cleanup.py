@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 
-from catalog.services.stock import stock_fences_purge
+from catalog.services import counters
 from shop.cart_state import CANCELED, COMPLETE, EXPIRED
 from shop.documents import PENDING_PAYMENT, REFUNDING
 from shop.services.common import carts, orders, utcnow
@@ -21,6 +21,8 @@ from shop.services.common import carts, orders, utcnow
 # The states in which a cart is over: no hold is live, no checkout runs.
 ENDED = [EXPIRED, CANCELED, COMPLETE]
 _BATCH = 1000
+# No stock move in flight out of or into the cart.
+_SETTLED = {"stock_back.0": {"$exists": False}, "moved_in.0": {"$exists": False}}
 
 
 def retention() -> timedelta:
@@ -32,18 +34,23 @@ def carts_purge(*, now: datetime | None = None, limit: int = 20_000) -> int:
 
     Never one a live hold or a pending checkout needs: only ended states
     (an active, pending or expiring cart is never touched; the delete itself
-    is guarded on the state), and never the cart of an order still in
-    payment or refunding. A paid order keeps its own lines, owner, totals
-    and payment, so it needs no cart; a hold a crash left on a deleted cart
-    is returned by the reconciler like any hold no cart lists. Also drops
-    the stock's fences of moves recovered before the retention. Safe to run
-    twice at once.
+    is guarded on the state), never one whose stock moves are in flight
+    (``stock_back``, ``moved_in``: the proof the recovery reads), and never
+    the cart of an order still in payment or refunding. A paid order keeps
+    its own lines, owner, totals and payment, so it needs no cart. The
+    tombstones of fenced takes (``line_stock``) are ended carts, purged
+    alike. Also drops the counters' fences of moves recovered before the
+    retention. Safe to run twice at once.
     """
     now = utcnow(now)
     cutoff = now - retention()
     purged, busy = 0, set()
     while purged < limit:
-        query: dict = {"state": {"$in": ENDED}, "ended_at": {"$lt": cutoff}}
+        query: dict = {
+            "state": {"$in": ENDED},
+            "ended_at": {"$lt": cutoff},
+            **_SETTLED,
+        }
         if busy:
             query["_id"] = {"$nin": sorted(busy)}  # rare: kept for their order
         ids = [raw["_id"] for raw in carts().find(query, {"_id": 1}, limit=_BATCH)]
@@ -53,10 +60,10 @@ def carts_purge(*, now: datetime | None = None, limit: int = 20_000) -> int:
         gone = [cart_id for cart_id in ids if cart_id not in busy]
         purged += (
             carts()
-            .delete_many({"_id": {"$in": gone}, "state": {"$in": ENDED}})
+            .delete_many({"_id": {"$in": gone}, "state": {"$in": ENDED}, **_SETTLED})
             .deleted_count
         )
-    stock_fences_purge(before=cutoff)
+    counters.fences_purge(cutoff)
     return purged
 
 

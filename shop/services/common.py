@@ -70,6 +70,12 @@ def cart_document(
     )
     son = cart.to_mongo().to_dict()
     son.update(lines or {})
+    # No stock move in flight yet: the fields of the moves (shop.kinds.
+    # line_stock) are written when there is one, not as empty lists on
+    # every cart.
+    for field in ("stock_back", "stock_void", "moved_in"):
+        if not son.get(field):
+            son.pop(field, None)
     return cart, son
 
 

@@ -10,7 +10,7 @@ from datetime import datetime
 from shop import events, faults
 from shop.cart_state import ACTIVE, EXPIRED, EXPIRING, is_stale, run_out_filter
 from shop.documents import ORDER_CANCELED, PENDING_PAYMENT
-from shop.kinds import KINDS
+from shop.kinds import KINDS, backs_of, line_stock
 from shop.services import owners
 from shop.services.common import carts, listing, load_cart, orders, utcnow
 
@@ -19,9 +19,10 @@ def cart_expire(*, cart_id: str, now: datetime | None = None) -> bool:
     """Expire one cart past its hold: ``active -> expiring -> expired``.
 
     Flips the cart to ``expiring`` only if it is active and past
-    ``expires_at`` (one conditional update), releases every hold of the cart
-    (listed or not), cancels an unpaid order of the cart, then flips to
-    ``expired`` and frees the owner's live-cart slot. An ``expiring`` cart
+    ``expires_at`` (one conditional update), releases every hold the cart
+    has on a resource (listed or not: seats), cancels an unpaid order of
+    the cart, then flips to ``expired`` with the units its lines held
+    (``LineKind.backs``) and frees the owner's live-cart slot. An ``expiring`` cart
     (a run that stopped half-way) is resumed, never skipped. Idempotent and safe to run
     concurrently: each release is itself conditional. Returns True if this
     call found the cart expiring or made it so.
@@ -46,11 +47,19 @@ def cart_expire(*, cart_id: str, now: datetime | None = None) -> bool:
             kind.release(cart_id=cart_id, key=key)
             faults.point("expire.after_release")
     _cancel_unpaid_order(cart_id, now)
-    ended = carts().update_one(
-        {"_id": cart_id, "state": EXPIRING},
-        {"$set": {"state": EXPIRED, "ended_at": now}, "$unset": {"live_owner": ""}},
-    )
-    if ended.modified_count:
+    # The lines held in their cart leave with the write that ends it (an
+    # expiring cart's lines no longer change, so they are as read).
+    entries = backs_of(cart, sold=False, now=now)
+
+    def end(push: dict) -> bool:
+        change = line_stock.merged(
+            {"$set": {"state": EXPIRED, "ended_at": now}, "$unset": {"live_owner": ""}},
+            push,
+        )
+        query = {"_id": cart_id, "state": EXPIRING}
+        return bool(carts().update_one(query, change).modified_count)
+
+    if line_stock.give(cart_id=cart_id, entries=entries, write=end):
         events.cart_moved.send(
             sender=None, cart_id=cart_id, before=ACTIVE, after=EXPIRED, at=now
         )

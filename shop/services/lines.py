@@ -225,6 +225,11 @@ def move_line(kind, *, source_id: str, target_id: str, line, now: datetime):
     source's hold goes back, and what the target may take again of it is
     returned (``LineKind.refill``) for the caller to add; else None.
     """
+    if kind.moves_whole:
+        moved = kind.move(source_id=source_id, target_id=target_id, line=line, now=now)
+        if moved is False:  # the target refused: it may take some again
+            return kind.refill(line=line, target=reload(target_id))
+        return None
     if not kind.unlist(
         cart_id=source_id, line=line, update={"$set": {"modified_at": now}}
     ):

@@ -29,6 +29,7 @@ class ReconcileReport:
     recovered: int = 0  # checkouts finished or undone
     canceled: int = 0  # order cancellations finished
     announced: int = 0  # payments no settler announced (shop.services.settle)
+    moves: int = 0  # resource moves left in flight finished or undone
     released: int = 0  # entries no live cart lists
     fitted: int = 0  # entries resized to their cart's line
     refreshed: int = 0  # entries confirmed and stamped
@@ -67,7 +68,7 @@ def reservations_reconcile(*, now: datetime | None = None) -> ReconcileReport:
     )
     for kind in KINDS:
         kind.settle()
-        kind.recover(before=before)
+        report.moves += kind.recover(before=before)
         for chunk in _batches(kind.holds(before=before), _BATCH):
             _reconcile_chunk(kind, chunk, now, before, report)
     return report

@@ -6,9 +6,10 @@ rule waits for:
 * its owner's claim released (``shop.services.owners``): the cart has
   ended, so the claim is stale already, and the owner's next claim deletes
   it anyway;
-* its product holds' last step (``catalog.services.stock.stock_finish``):
-  the holds gave their units to their counters, which recorded the moves,
-  so the holds only wait to be deleted.
+* its product lines' give-backs' last step (``shop.kinds.line_stock.
+  finish_backs``): the complete write moved the lines' units into
+  ``stock_back`` entries, the counters counted them sold and recorded the
+  moves, so the entries only wait to be pulled.
 
 Each process queues them and writes what waits every SHOP_SETTLE_SECONDS,
 or as soon as SHOP_SETTLE_BATCH items wait: one statement per kind for the
@@ -17,15 +18,15 @@ embedded server). With SHOP_SETTLE_SYNC (the tests), or when the queue is
 full, they are written at once.
 
 A batch lost with its process leaves claims on ended carts (deleted by
-their owners' next claims) and finished holds (finished by the reconciler,
-``stock_moves_recover``, after its grace): neither holds a unit or an
-owner back.
+their owners' next claims) and applied ``stock_back`` entries (finished by
+the reconciler, ``line_stock.recover``, after its grace): neither holds a
+unit or an owner back.
 """
 
 from django.conf import settings
 
-from catalog.services.stock import stock_finish
 from config.batching import BatchWriter, PerProcess
+from shop.kinds import line_stock
 from shop.services import owners
 
 _CLAIM, _HOLDS = "claim", "holds"
@@ -36,11 +37,11 @@ def release_claim_later(*, owner: str, cart_id: str) -> None:
     _later(_CLAIM, (owner, cart_id))
 
 
-def finish_holds_later(moves: list[tuple[str, str, str]]) -> None:
-    """``stock_finish`` of a checkout's commits, batched (the ``finish`` of
-    ``stock_commit_all``)."""
+def finish_backs_later(cart_id: str, moves: list[tuple[str, str]]) -> None:
+    """``line_stock.finish_back`` of a checkout's complete, batched (its
+    ``finish``)."""
     if moves:
-        _later(_HOLDS, moves)
+        _later(_HOLDS, [(cart_id, key, op) for key, op in moves])
 
 
 def _later(kind: str, item) -> None:
@@ -49,11 +50,11 @@ def _later(kind: str, item) -> None:
 
 
 def _write(items: list[tuple[str, object]]) -> int:
-    """One batch: every hold's last step in one statement, every claim's
-    release in one."""
+    """One batch: every give-back's last step in one statement, every
+    claim's release in one."""
     moves = [move for kind, item in items if kind == _HOLDS for move in item]
     if moves:
-        stock_finish(moves)
+        line_stock.finish_backs(moves)
     ended = [item for kind, item in items if kind == _CLAIM]
     if ended:
         owners.release_all(ended)

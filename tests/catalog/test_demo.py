@@ -7,9 +7,9 @@ import pytest
 
 from catalog import demo
 from catalog.selectors.browse import BrowseQuery, browse
-from catalog.selectors.stock import stock_problems
 from catalog.services.summaries import summary_rebuild
 from tests.catalog.test_scopes import recounted, stored
+from tests.stock import stock_problems
 
 
 @pytest.fixture

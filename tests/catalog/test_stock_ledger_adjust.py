@@ -14,15 +14,15 @@ from catalog.selectors.stock import (
     stock_ledger,
     stock_level,
     stock_low,
-    stock_problems,
 )
 from catalog.selectors.stock_report import sku_store_counts, stock_report
-from catalog.services.stock import stock_correct, stock_reserve, stock_restock
+from catalog.services.stock import stock_correct, stock_restock
 from catalog.services.store_stock import store_stock_set
 from catalog.services.stores import store_save
 from catalog.services.summaries import summary_rebuild
 from catalog.services.thresholds import stock_threshold_set
 from tests.shop.factories import make_product
+from tests.stock import hold, stock_problems
 
 
 def test_a_damaged_adjustment_is_a_negative_ledger_entry():
@@ -44,7 +44,7 @@ def test_a_damaged_adjustment_is_a_negative_ledger_entry():
 
 def test_an_adjustment_cannot_take_held_or_missing_units():
     sku = make_product(sku="MUG-2", stock=5)
-    stock_reserve(sku=sku, cart_id="cart-1", quantity=4, now=timezone.now())
+    hold(sku, "cart-1", 4, timezone.now())
 
     with pytest.raises(FreeStockShort) as refused:
         stock_correct(sku=sku, delta=-2, kind="damaged", note="broken")

@@ -9,12 +9,12 @@ from catalog.errors import (
     UnknownSku,
     UnknownStore,
 )
-from catalog.selectors.stock import stock_level, stock_low, stock_problems
+from catalog.selectors.stock import stock_level, stock_low
 from catalog.selectors.store_stock import item_stock_totals, store_stock_totals
-from catalog.services.stock import stock_reserve
 from catalog.services.store_stock import store_stock_adjust, store_stock_set
 from catalog.services.stores import store_save
 from tests.catalog.conftest import sku_of
+from tests.stock import hold, stock_problems
 
 SIX_RED, SEVEN_RED, SEVEN_BLACK = (
     sku_of("1", "6", "red"),
@@ -84,7 +84,7 @@ def test_counts_are_ledger_entries_and_conserve(stocked):
 
 
 def test_a_count_never_takes_units_a_cart_holds(stocked):
-    stock_reserve(sku=f"{SIX_RED}@leeds", cart_id="c1", quantity=3)
+    hold(f"{SIX_RED}@leeds", "c1", 3)
 
     # The count is the units free to sell: the 3 held stay the cart's.
     assert store_stock_set(store_id="leeds", sku=SIX_RED, quantity=0) == 0

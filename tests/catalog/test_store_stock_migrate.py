@@ -3,15 +3,15 @@ stores' stock locations, which click & collect reserves."""
 
 from django.core.management import call_command
 
-from catalog.selectors.stock import stock_level, stock_problems
+from catalog.selectors.stock import stock_level
 from catalog.selectors.stores import stores_near_with_stock
-from catalog.services.stock import stock_reserve
 from catalog.services.store_stock import (
     store_stock_migrate,
     store_stock_set,
     store_stocks_open,
 )
 from tests.catalog.conftest import sku_of
+from tests.stock import hold, stock_problems
 
 RED_6, RED_7 = sku_of("1", "6", "red"), sku_of("1", "7", "red")
 BOOTS = sku_of("2", "6", "black")
@@ -51,7 +51,7 @@ def test_old_counts_become_store_locations_once(small_catalog, stores, capsys):
     # The nearest-store lookup and a collect reservation read the new home.
     near = stores_near_with_stock(sku=RED_6, lng=LEEDS[0], lat=LEEDS[1])
     assert [(s.store_id, s.quantity) for s in near] == [("leeds", 4), ("york", 2)]
-    stock_reserve(sku=f"{RED_6}@york", cart_id="c1", quantity=2)
+    hold(f"{RED_6}@york", "c1", 2)
     assert stock_level(sku=f"{RED_6}@york").free == 0
 
     assert store_stock_migrate() == (0, 0)

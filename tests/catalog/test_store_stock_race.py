@@ -5,9 +5,9 @@ import multiprocessing as mp
 import pytest
 
 from catalog.errors import StockShort
-from catalog.selectors.stock import stock_problems
 from catalog.services.store_stock import store_stock_adjust, store_stock_set
 from tests.catalog.conftest import sku_of
+from tests.stock import stock_problems
 
 pytestmark = pytest.mark.concurrency
 

@@ -9,7 +9,7 @@ nothing is in flight, and every unit is back on Leeds' shelf or sold.
 
 import pytest
 
-from catalog.selectors.stock import stock_level, stock_problems
+from catalog.selectors.stock import stock_level
 from shop import faults
 from shop.selectors.invariants import invariant_problems
 from shop.services.carts import cart_add_item, cart_remove_item, cart_set_quantity
@@ -19,6 +19,7 @@ from shop.services.reconcile import reservations_reconcile
 from tests.concurrency.cart_processes import run_until_crash
 from tests.concurrency.test_crash_recovery import ALICE, MUCH_LATER, SOON, T0, crash_at
 from tests.shop.factories import card, make_product, make_store, stock_store
+from tests.stock import stock_problems
 
 pytestmark = pytest.mark.concurrency
 
@@ -91,7 +92,7 @@ def test_a_crash_in_a_collect_lines_move_is_repaired_per_store(
         carts_expire(now=moment)
         assert invariant_problems() == [], moment
     assert not any(doc.get("takes") for doc in mongo_db.inventories.find())
-    assert mongo_db.stock_holds.count_documents({"back.0": {"$exists": True}}) == 0
+    assert mongo_db.carts.count_documents({"stock_back.0": {"$exists": True}}) == 0
     level = stock_level(sku=LEEDS)
     assert (level.held, level.free + level.sold) == (0, 5)
     assert level.sold == sold_in_the_end

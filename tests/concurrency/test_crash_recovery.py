@@ -19,8 +19,6 @@ from shop.selectors.invariants import invariant_problems
 from shop.services.carts import (
     cart_add_item,
     cart_clear,
-    cart_merge,
-    cart_remove_item,
     cart_set_quantity,
 )
 from shop.services.checkout import cart_checkout
@@ -73,27 +71,7 @@ SCENARIOS = {
         lambda _: cart_set_quantity(owner=ALICE, sku="SHOE", quantity=5, now=T0),
         0,
     ),
-    "set_quantity.after_cart": (
-        setup_cart,
-        lambda _: cart_set_quantity(owner=ALICE, sku="SHOE", quantity=1, now=T0),
-        0,
-    ),
-    "remove.after_cart": (
-        setup_cart,
-        lambda _: cart_remove_item(owner=ALICE, sku="SHOE", now=T0),
-        0,
-    ),
     "clear.after_cart": (setup_cart, lambda _: cart_clear(owner=ALICE, now=T0), 0),
-    "merge.after_product_source": (
-        setup_anonymous_and_account,
-        lambda _: cart_merge(from_owner=ALICE, to_owner=ACCOUNT, now=T0),
-        0,
-    ),
-    "merge.after_product_transfer": (
-        setup_anonymous_and_account,
-        lambda _: cart_merge(from_owner=ALICE, to_owner=ACCOUNT, now=T0),
-        0,
-    ),
     "expire.after_flip": (
         setup_cart,
         lambda cart_id: cart_expire(cart_id=cart_id, now=MUCH_LATER),

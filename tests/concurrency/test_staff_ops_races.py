@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 import pytest
 
 from catalog.errors import AlreadyRecorded, FreeStockShort, OutOfStock
-from catalog.selectors.stock import stock_level, stock_problems
+from catalog.selectors.stock import stock_level
 from catalog.services.stock import stock_correct, stock_restock
 from config.errors import DomainError
 from shop.documents import Order
@@ -27,6 +27,7 @@ from shop.services.carts import cart_add_item
 from shop.services.orders import order_cancel
 from tests.shop.factories import make_product, make_show
 from tests.staff.conftest import pay
+from tests.stock import stock_problems
 
 pytestmark = pytest.mark.concurrency
 

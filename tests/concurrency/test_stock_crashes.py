@@ -1,8 +1,9 @@
-"""Crash injection between the documents of a stock hold (catalog.faults).
+"""Crash injection between the counter and the cart of a stock move
+(catalog.faults, at the steps of shop.kinds.line_stock).
 
 A move of units is a write on the counter (``Inventory``) and one on the
-cart's hold (``StockHoldDoc``). For every point between them, a real child
-process runs the real shop service and ``os._exit``s there. Right after the
+cart (its line, or its ``stock_back``). For every point between them, a real
+child process runs the real shop service and ``os._exit``s there. Right after the
 crash conservation already holds (the move in flight is counted where it
 is); then the reconciler and the expiry job run and every invariant must
 hold, nothing left in flight, every unit back on the shelf or sold.
@@ -11,11 +12,12 @@ hold, nothing left in flight, every unit back on the shelf or sold.
 import pytest
 
 from catalog import faults as stock_faults
-from catalog.selectors.stock import stock_journal, stock_level, stock_problems
+from catalog.documents import hold_id
+from catalog.selectors.stock import stock_level
 from catalog.services import counters
 from catalog.services.counters import RECOVERY
-from catalog.services.stock import _finish_back, _hold_gets, _recover_back
 from shop import faults
+from shop.kinds import line_stock
 from shop.selectors.invariants import invariant_problems
 from shop.services.carts import (
     cart_add_item,
@@ -39,6 +41,7 @@ from tests.concurrency.test_crash_recovery import (
 )
 from tests.concurrency.test_crash_recovery import _checkout as checkout
 from tests.shop.factories import SHIPPING, card, make_product
+from tests.stock import stock_problems
 
 pytestmark = pytest.mark.concurrency
 
@@ -96,14 +99,16 @@ def left_behind(mongo_db) -> int:
         len(doc.get("takes") or []) + len(doc.get("gives") or [])
         for doc in mongo_db.inventories.find()
     )
-    return moves + mongo_db.stock_holds.count_documents(IN_FLIGHT)
+    return moves + mongo_db.carts.count_documents(IN_FLIGHT)
 
 
-IN_FLIGHT = {"$or": [{"back.0": {"$exists": True}}, {"moved_in.0": {"$exists": True}}]}
+IN_FLIGHT = {
+    "$or": [{"stock_back.0": {"$exists": True}}, {"moved_in.0": {"$exists": True}}]
+}
 
 
-# Each point once more where the give-back moves several holds in one
-# statement: a paid checkout of two lines (``_holds_give_statement``).
+# Each point once more where the give-back moves several lines in one write:
+# a paid checkout of two lines (the complete write).
 CASES = {
     **{point: (point, *scenario) for point, scenario in SCENARIOS.items()},
     **{
@@ -114,7 +119,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_a_crash_between_counter_and_hold_conserves_units_and_is_repaired(
+def test_a_crash_between_counter_and_cart_conserves_units_and_is_repaired(
     case, mongo_uri, mongo_db
 ):
     make_product(sku="SHOE", stock=10)
@@ -136,48 +141,54 @@ def test_a_crash_between_counter_and_hold_conserves_units_and_is_repaired(
     # Nothing in flight: the reconciler finished or undid the crashed move
     # (only the fences of recovered moves may stay, until the cleanup).
     assert not any(doc.get("takes") for doc in mongo_db.inventories.find())
-    assert [stock_journal(sku=s).in_flight for s in ("SHOE", "HAT")] == [0, 0]
-    assert mongo_db.stock_holds.count_documents(IN_FLIGHT) == 0
+    assert mongo_db.carts.count_documents(IN_FLIGHT) == 0
+    held = line_stock.held_units()
     for sku in ("SHOE", "HAT"):
         level = stock_level(sku=sku)
-        assert level.held == 0
+        assert (level.held, held[sku]) == (0, 0)
         assert level.free + level.sold == 10
     assert sum(stock_level(sku=s).sold for s in ("SHOE", "HAT")) == sold_in_the_end
 
 
-def test_a_take_the_reconciler_undid_cannot_be_applied_by_a_stalled_writer(
+def test_a_take_the_reconciler_undid_cannot_be_recorded_by_a_stalled_writer(
     mongo_uri, mongo_db
 ):
-    """A writer that stalls past the grace between the counter and the hold
+    """A writer that stalls past the grace between the counter and the cart
     finds its move fenced: the units it took went back once, and its late
-    write to the hold changes nothing (no unit in two places)."""
+    write to the cart changes nothing (no unit in two places)."""
     make_product(sku="SHOE", stock=10)
+    make_product(sku="HAT", stock=10)
+    cart_id = setup_cart()
     point = "stock.take.after_counter"
     code = run_until_crash(
         crash_at,
         (
             point,
-            lambda _: cart_add_item(owner=ALICE, sku="SHOE", quantity=3, now=T0),
+            lambda _: cart_set_quantity(owner=ALICE, sku="SHOE", quantity=5, now=T0),
             None,
         ),
         uri=mongo_uri,
         db_name=mongo_db.name,
     )
     assert code == faults.EXIT_CODE
-    (move,) = mongo_db.inventories.find_one({"_id": "SHOE"})["takes"]
-    cart_id = move["hold"].rsplit("|", 1)[1]
+    (move,) = [
+        m
+        for m in mongo_db.inventories.find_one({"_id": "SHOE"})["takes"]
+        if m["units"] == 3
+    ]
 
     reservations_reconcile(now=SOON)
-    late = _hold_gets("SHOE", cart_id, move["op"], move["units"], T0, None)
+    guard, update = line_stock.grown("SHOE", 2, 3, move["op"])
+    late = mongo_db.carts.update_one({"_id": cart_id, **guard}, update)
 
-    assert late is False
-    assert stock_level(sku="SHOE").free == 10
-    assert stock_level(sku="SHOE").held == 0
+    assert late.modified_count == 0
+    level = stock_level(sku="SHOE")
+    assert (level.free, level.held) == (8, 2)
     assert stock_problems() == []
 
 
 def crash_in_a_release(mongo_uri, mongo_db):
-    """A release stopped after its hold's write: (the hold, its back entry)."""
+    """A release stopped after its cart's write: (the cart id, its entry)."""
     cart_id = setup_cart()
     code = run_until_crash(
         crash_at,
@@ -186,8 +197,8 @@ def crash_in_a_release(mongo_uri, mongo_db):
         db_name=mongo_db.name,
     )
     assert code == faults.EXIT_CODE
-    hold = mongo_db.stock_holds.find_one({"_id": f"SHOE|{cart_id}"})
-    return hold, hold["back"][0]
+    (entry,) = mongo_db.carts.find_one({"_id": cart_id})["stock_back"]
+    return cart_id, entry
 
 
 def test_a_give_back_the_reconciler_applied_is_refused_to_a_stalled_writer(
@@ -195,10 +206,10 @@ def test_a_give_back_the_reconciler_applied_is_refused_to_a_stalled_writer(
 ):
     make_product(sku="SHOE", stock=10)
     make_product(sku="HAT", stock=10)
-    hold, entry = crash_in_a_release(mongo_uri, mongo_db)
+    cart_id, entry = crash_in_a_release(mongo_uri, mongo_db)
 
     reservations_reconcile(now=SOON)
-    late = counters.give([("SHOE", hold["_id"], entry, [])])
+    late = counters.give([("SHOE", hold_id("SHOE", cart_id), counted(entry), [])])
 
     assert late == []
     level = stock_level(sku="SHOE")
@@ -213,29 +224,36 @@ def test_a_recovery_that_read_the_hold_before_the_writer_finished_adds_nothing(
     read of the hold and its own writes: the units go back once."""
     make_product(sku="SHOE", stock=10)
     make_product(sku="HAT", stock=10)
-    hold, entry = crash_in_a_release(mongo_uri, mongo_db)
+    cart_id, entry = crash_in_a_release(mongo_uri, mongo_db)
     # The writer's steps 2 and 3, late (step 2 drops the take entries the
-    # hold applied, as the writer's would).
-    assert counters.give([("SHOE", hold["_id"], entry, hold["applied"])])
-    _finish_back(hold["_id"], entry["op"])
+    # line applied, as the writer's would).
+    moves = [("SHOE", hold_id("SHOE", cart_id), counted(entry), entry["forget"])]
+    assert counters.give(moves)
+    line_stock.finish_back(cart_id, [("SHOE", entry["op"])])
 
-    _recover_back(hold, entry)  # what the reconciler read before
+    line_stock._recover_back(cart_id, entry)  # what the reconciler read before
 
     level = stock_level(sku="SHOE")
     assert (level.free, level.held) == (10, 0)
     assert stock_problems() == []
 
 
+def counted(entry: dict) -> dict:
+    """What a counter's step 2 reads of a cart's ``stock_back`` entry."""
+    return {k: entry[k] for k in ("op", "free", "sold", "at")}
+
+
 def fence_shoe_at(mongo_db, cart_id):
-    """A fault point at which the writer stalls after its holds' step and a
+    """A fault point at which the writer stalls after its cart's step and a
     recovery writes its first step for this cart's SHOE move: a fence on
-    SHOE's counter (what ``_recover_give`` pushes)."""
+    SHOE's counter (what ``counters.fence_give`` pushes)."""
 
     def stall_then_fence(name):
         if name == "stock.give.after_hold":
-            hold = mongo_db.stock_holds.find_one({"_id": f"SHOE|{cart_id}"})
-            (entry,) = hold["back"]
-            fence = {"op": entry["op"], "hold": hold["_id"], "at": entry["at"]}
+            cart = mongo_db.carts.find_one({"_id": cart_id})
+            (entry,) = [e for e in cart["stock_back"] if e["sku"] == "SHOE"]
+            hid = hold_id("SHOE", cart_id)
+            fence = {"op": entry["op"], "hold": hid, "at": entry["at"]}
             mongo_db.inventories.update_one(
                 {"_id": "SHOE", "gives.op": {"$ne": entry["op"]}},
                 {"$push": {"gives": {**fence, "by": RECOVERY, "fence": True}}},
@@ -247,9 +265,9 @@ def fence_shoe_at(mongo_db, cart_id):
 def test_a_writer_refused_by_a_recovery_s_fence_leaves_the_move_to_it(
     mongo_db, monkeypatch
 ):
-    """The writer stalls after its hold's step; a recovery fences the
-    counter and, before it reads the hold again, the writer resumes: its
-    step 2 is refused, so it must leave the ``back`` entry for the recovery
+    """The writer stalls after its cart's step; a recovery fences the
+    counter and, before it reads the cart again, the writer resumes: its
+    step 2 is refused, so it must leave the ``stock_back`` entry for the recovery
     (the recovery applies only while the entry is there) and never take the
     fence for an entry of its own. The units go back once, and the fence
     stays through the writer's next write to the counter."""
@@ -261,7 +279,7 @@ def test_a_writer_refused_by_a_recovery_s_fence_leaves_the_move_to_it(
     cart_remove_item(owner=ALICE, sku="SHOE", now=T0)
     monkeypatch.undo()
 
-    assert mongo_db.stock_holds.count_documents({"back.0": {"$exists": True}}) == 1
+    assert mongo_db.carts.count_documents({"stock_back.0": {"$exists": True}}) == 1
     reservations_reconcile(now=SOON)
     cart_add_item(owner=ALICE, sku="SHOE", quantity=1, now=SOON)
 
@@ -275,11 +293,12 @@ def test_a_writer_refused_by_a_recovery_s_fence_leaves_the_move_to_it(
 def test_a_fence_on_one_counter_of_a_checkout_leaves_the_others_applied(
     mongo_db, monkeypatch
 ):
-    """A checkout commits two SKUs with one statement per step. The writer
-    stalls after the holds' step and a recovery fences SHOE's counter: the
-    statement that counts both SKUs applies HAT's move and not SHOE's (each
-    counter's own op decides, never another's), the writer finishes only
-    HAT's hold, and the recovery sells SHOE's units, once."""
+    """A checkout sells two SKUs: the complete write, then one statement for
+    the counters. The writer stalls after the complete write and a recovery
+    fences SHOE's counter: the statement that counts both SKUs applies HAT's
+    move and not SHOE's (each counter's own op decides, never another's),
+    the writer finishes only HAT's entry, and the recovery sells SHOE's
+    units, once."""
     make_product(sku="SHOE", stock=10)
     make_product(sku="HAT", stock=10)
     cart_id = setup_cart()
@@ -291,29 +310,53 @@ def test_a_fence_on_one_counter_of_a_checkout_leaves_the_others_applied(
     hat, shoe = stock_level(sku="HAT"), stock_level(sku="SHOE")
     assert (hat.free, hat.held, hat.sold) == (9, 0, 1)  # applied and finished
     assert (shoe.sold, shoe.free) == (0, 8)  # refused: in flight, counted held
-    assert mongo_db.stock_holds.count_documents({"_id": f"HAT|{cart_id}"}) == 0
-    assert mongo_db.stock_holds.count_documents({"back.0": {"$exists": True}}) == 1
+    (entry,) = mongo_db.carts.find_one({"_id": cart_id})["stock_back"]
+    assert entry["sku"] == "SHOE"
     assert stock_problems() == []
 
     reservations_reconcile(now=SOON)
 
     shoe = stock_level(sku="SHOE")
     assert (shoe.free, shoe.held, shoe.sold) == (8, 0, 2)
-    assert mongo_db.stock_holds.count_documents({}) == 0
+    assert mongo_db.carts.count_documents(IN_FLIGHT) == 0
     assert stock_problems() == []
     assert invariant_problems() == []
 
 
+def sell_account(cart_id):
+    cart_checkout(
+        owner=ACCOUNT,
+        cart_id=cart_id,
+        email="account@example.com",
+        shipping=SHIPPING,
+        card=card(),
+        now=T0,
+    )
+
+
+# What the account does with the moved line before the reconciler comes:
+# (the action, SHOE's (free, sold) in the end).
+AFTER_THE_MOVE = {
+    "removes it": (
+        lambda _: cart_remove_item(owner=ACCOUNT, sku="SHOE", now=T0),
+        (10, 0),
+    ),
+    "buys it": (sell_account, (7, 3)),
+}
+
+
 @pytest.mark.django_db
-def test_a_transfer_whose_target_sold_its_units_before_the_recovery_stays_done(
-    mongo_uri, mongo_db
+@pytest.mark.parametrize("action", sorted(AFTER_THE_MOVE))
+def test_a_transfer_whose_target_gave_its_units_on_before_the_recovery_stays_done(
+    action, mongo_uri, mongo_db
 ):
-    """A login stops after the account's hold got the anonymous cart's HAT,
-    before the source finished. Before the reconciler comes, the account
-    adds HAT (its line adopts the hold) and checks out: the target's hold is
-    emptied. Its ``moved_in`` keeps it, so the recovery still reads that the
-    transfer applied and finishes the source, never handing the units back
-    to it: a unit sold once, never free as well."""
+    """A login stops after the account's cart recorded the anonymous cart's
+    SHOE (its line grows from 1 to 3), before the source finished. Before
+    the reconciler comes, the account removes the line, or buys it: either
+    way its give-back finishes, and a removed line no longer lists the move.
+    The target's ``moved_in`` keeps the proof, so the recovery still reads
+    that the transfer applied and finishes the source, never freeing the
+    units a second time: no unit free twice, or sold and free."""
     make_product(sku="SHOE", stock=10)
     make_product(sku="HAT", stock=10)
     setup_anonymous_and_account()
@@ -328,22 +371,18 @@ def test_a_transfer_whose_target_sold_its_units_before_the_recovery_stays_done(
         db_name=mongo_db.name,
     )
     assert code == faults.EXIT_CODE
-    cart = cart_add_item(owner=ACCOUNT, sku="HAT", quantity=1, now=T0)
-    cart_checkout(
-        owner=ACCOUNT,
-        cart_id=cart.cart_id,
-        email="account@example.com",
-        shipping=SHIPPING,
-        card=card(),
-        now=T0,
-    )
+    (account,) = mongo_db.carts.find({"owner": ACCOUNT})
+    assert [(x["sku"], x["quantity"]) for x in account["items"]] == [("SHOE", 3)]
+    work, (free, sold) = AFTER_THE_MOVE[action]
+    work(account["_id"])
 
     for moment in (SOON, MUCH_LATER):
         reservations_reconcile(now=moment)
         carts_expire(now=moment)
 
-    hat = stock_level(sku="HAT")
-    assert (hat.free, hat.held, hat.sold) == (9, 0, 1)
-    assert mongo_db.stock_holds.count_documents(IN_FLIGHT) == 0
+    shoe, hat = stock_level(sku="SHOE"), stock_level(sku="HAT")
+    assert (shoe.free, shoe.held, shoe.sold) == (free, 0, sold)
+    assert (hat.free, hat.held, hat.sold) == (10, 0, 0)  # the anonymous cart's
+    assert mongo_db.carts.count_documents(IN_FLIGHT) == 0
     assert stock_problems() == []
     assert invariant_problems() == []

@@ -10,19 +10,22 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from catalog.documents import Inventory, StockHoldDoc, hold_id
+from catalog.documents import Inventory, hold_id
 from catalog.errors import OutOfStock
-from catalog.selectors.stock import stock_journal, stock_level, stock_problems
-from catalog.services.stock import stock_adjust, stock_release, stock_reserve
+from catalog.selectors.stock import stock_level
+from catalog.services import counters
 from config.errors import DomainError
-from shop.documents import COMPLETE, EXPIRED, PAID
+from shop.documents import COMPLETE, EXPIRED, PAID, Cart
+from shop.kinds import PRODUCTS, line_stock
 from shop.selectors.invariants import invariant_problems
 from shop.services.carts import cart_add_item
 from shop.services.checkout import cart_checkout
+from shop.services.common import cart_document, carts, touched
 from shop.services.expiry import carts_expire
 from shop.services.reconcile import reservations_reconcile
 from tests.concurrency.cart_processes import CTX
 from tests.shop.factories import SHIPPING, card, make_product
+from tests.stock import hold, stock_problems
 
 pytestmark = pytest.mark.concurrency
 
@@ -83,28 +86,29 @@ def check_then_write(cart_id, sku):
     if free < 1:
         return False
     collection.update_one({"_id": sku}, {"$set": {"quantity": free - 1}})
-    StockHoldDoc.coll().insert_one(
-        {
-            "_id": hold_id(sku, cart_id),
-            "sku": sku,
-            "cart_id": cart_id,
-            "quantity": 1,
-            "at": T0,
-        }
-    )
+    line = {"sku": sku, "item_id": sku, "name": sku, "quantity": 1, "unit_price": 0}
+    _, son = cart_document(f"anon:{cart_id}", cart_id, T0, {"items": [line]})
+    carts().insert_one(son)
     return True
 
 
 def reserve_one(cart_id, sku):
     try:
-        stock_reserve(sku=sku, cart_id=cart_id, quantity=1, now=T0)
+        hold(sku, cart_id, 1, T0)
         return True
     except OutOfStock:
         return False
 
 
 def release(cart_id, sku):
-    return stock_release(sku=sku, cart_id=cart_id)
+    """Take the cart's line of ``sku`` back, as this process read it."""
+    cart = Cart._from_son(carts().find_one({"_id": cart_id}))
+    line = next((x for x in cart.items if x.sku == sku), None)
+    if line is None:
+        return False  # given back already by another process
+    return PRODUCTS.take_back(
+        cart_id=cart_id, line=line, update=touched({}, T0), now=T0
+    )
 
 
 # --- the races ---------------------------------------------------------------
@@ -120,7 +124,7 @@ def test_sixteen_processes_on_the_last_unit_make_exactly_one_winner(race, mongo_
 
         assert won.count(True) == 1, f"round {round_}: {won.count(True)} winners"
         level = stock_level(sku=sku)
-        assert (level.free, level.held, level.holders) == (0, 1, 1), round_
+        assert (level.free, level.held) == (0, 1), round_
         assert mongo_db.carts.count_documents({"items.sku": sku}) == 1, round_
         assert invariant_problems() == [], round_
 
@@ -148,31 +152,31 @@ def test_sixteen_processes_adding_again_and_again_reserve_exactly_100(race, mong
 def test_sixteen_holders_reserving_the_last_unit_directly_make_one_winner(
     race, mongo_db
 ):
-    """The stock service alone: the counter's filter decides, and the loser
-    leaves no hold document and nothing in flight."""
+    """The kind's take and record alone: the counter's filter decides, and
+    the losers leave no line and nothing in flight."""
     for round_ in range(ROUNDS):
         sku = make_product(sku=f"DIRECT-{round_}", stock=1)
 
         won = race(reserve_one, [(f"cart-{round_}-{i}", sku) for i in range(PROCESSES)])
 
         assert won.count(True) == 1, round_
-        assert mongo_db.stock_holds.count_documents({"sku": sku}) == 1, round_
+        assert mongo_db.carts.count_documents({"items.sku": sku}) == 1, round_
         assert mongo_db.inventories.find_one({"_id": sku})["quantity"] == 0, round_
-        assert stock_journal(sku=sku).in_flight == 0, round_
+        assert line_stock.held_units()[sku] == 1, round_  # nothing in flight
         assert stock_problems() == [], round_
 
 
 def test_a_hold_released_by_sixteen_processes_at_once_goes_back_once(race, mongo_db):
     for round_ in range(ROUNDS):
         sku = make_product(sku=f"BACK-{round_}", stock=5)
-        stock_reserve(sku=sku, cart_id="holder", quantity=3, now=T0)
+        hold(sku, "holder", 3, T0)
 
         given = race(release, [("holder", sku)] * PROCESSES)
 
-        assert sorted(given) == [0] * (PROCESSES - 1) + [3], round_
+        assert given.count(True) == 1, round_
         level = stock_level(sku=sku)
-        assert (level.free, level.held, level.holders) == (5, 0, 0), round_
-        assert mongo_db.stock_holds.count_documents({"sku": sku}) == 0, round_
+        assert (level.free, level.held) == (5, 0), round_
+        assert mongo_db.carts.count_documents({"items.sku": sku}) == 0, round_
         assert stock_problems() == [], round_
 
 
@@ -240,17 +244,14 @@ def play(role, *args):
 def test_two_reconcilers_at_once_return_each_stray_unit_exactly_once(race, mongo_db):
     for round_ in range(3):
         sku = make_product(sku=f"STRAY-{round_}", stock=100)
-        for i in range(20):  # orphans of crashed adds: no cart lists them
-            stock_reserve(sku=sku, cart_id=f"ghost-{round_}-{i}", quantity=2, now=T0)
-        for i in range(10):  # live carts, each holding 3 more than it lists
-            cart = cart_add_item(
-                owner=f"anon:r{round_}live{i}", sku=sku, quantity=1, now=T0
-            )
-            stock_adjust(sku=sku, cart_id=cart.cart_id, delta=3, now=T0)
+        for i in range(20):  # takes of crashed adds: no cart recorded them
+            counters.take(sku, hold_id(sku, f"ghost-{round_}-{i}"), 2, T0)
+        for i in range(10):  # live carts
+            cart_add_item(owner=f"anon:r{round_}live{i}", sku=sku, quantity=1, now=T0)
 
         reports = race(reconcile_at, [(T0 + timedelta(minutes=5),)] * 2)
 
-        assert sum(r["released"] for r in reports) == 20, round_
+        assert sum(r["moves"] for r in reports) == 20, round_
         level = stock_level(sku=sku)
         assert (level.free, level.held) == (90, 10), round_
         assert invariant_problems() == [], round_
@@ -273,8 +274,10 @@ def test_negative_control_check_then_write_oversells_under_the_same_harness(
         sku = make_product(sku=f"NAIVE-{round_}", stock=1)
         _read_barrier = CTX.Barrier(PROCESSES)  # inherited by the forked children
 
-        won = race(check_then_write, [(f"cart-{i}", sku) for i in range(PROCESSES)])
+        won = race(
+            check_then_write, [(f"cart-{round_}-{i}", sku) for i in range(PROCESSES)]
+        )
 
         assert won.count(True) > 1, round_  # oversold
-        assert mongo_db.stock_holds.count_documents({"sku": sku}) > 1, round_
+        assert mongo_db.carts.count_documents({"items.sku": sku}) > 1, round_
         assert sku in [p.sku for p in stock_problems()], round_

@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 from pymongo import monitoring
 
-from catalog.selectors.stock import stock_hold, stock_level
+from catalog.selectors.stock import stock_level
 from shop import faults
 from shop.documents import ACTIVE, COMPLETE, EXPIRED, PAID, PENDING_PAYMENT
 from shop.errors import (
@@ -31,6 +31,7 @@ from tests.shop.factories import (
     make_product,
     set_price,
 )
+from tests.stock import held_by
 
 ALICE = "anon:alice"
 
@@ -365,7 +366,7 @@ def test_a_declined_card_returns_the_cart_to_active_with_its_holds(
     assert "declined" in refused.value.message
     doc = mongo_db.carts.find_one({"_id": cart.cart_id})
     assert doc["state"] == ACTIVE
-    assert stock_hold(sku=product, cart_id=cart.cart_id).quantity == 2
+    assert held_by(cart.cart_id, product) == 2
     order = mongo_db.orders.find_one({"cart_id": cart.cart_id})
     assert order["state"] == PENDING_PAYMENT
     assert [a["outcome"] for a in order["attempts"]] == ["declined"]

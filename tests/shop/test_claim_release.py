@@ -1,12 +1,12 @@
 """What a paid checkout leaves for a moment later, in batches
-(shop.services.tidy): its owner's claim released, its emptied stock holds
-deleted.
+(shop.services.tidy): its owner's claim released, its lines' give-backs
+finished (the cart's ``stock_back`` entries pulled).
 
 The suite's other tests write them at once (``SHOP_SETTLE_SYNC``); these
 run the batch as ``serve`` does, flushed only when a test says so. Until
 the batch runs, the claim names a cart that has ended: the owner's next
 cart must not wait for it, and the batch must never take a newer claim;
-and the holds show a move their counters have applied: counted once, and
+and the cart shows give-backs its counters have applied: counted once, and
 finished by the reconciler if the batch is lost.
 """
 
@@ -16,13 +16,15 @@ import pytest
 from django.utils import timezone
 
 from catalog.selectors.stock import stock_level
-from catalog.services.stock import stock_moves_recover
 from shop.documents import Cart
+from shop.kinds import line_stock
 from shop.selectors.invariants import invariant_problems
 from shop.services import settle, tidy
 from shop.services.carts import cart_add_item
 from tests.staff.conftest import pay
 
+# A cart with a give-back whose last step has not run.
+IN_FLIGHT = {"stock_back.0": {"$exists": True}}
 ALICE = "user:alice"
 BOB = "user:bob"
 CAROL = "user:carol"
@@ -62,40 +64,44 @@ def test_paid_carts_claims_wait_for_one_batch(batch, mongo_db, product):
     # Ended, still claimed: nothing released yet.
     assert claim_of(mongo_db, ALICE) == alice.cart_id
     assert claim_of(mongo_db, BOB) == bob.cart_id
-    assert batch.stats().queued == 4  # each: its claim, its holds' last step
+    assert batch.stats().queued == 4  # each: its claim, its give-backs' last step
 
     assert tidy.flush() == 4
     assert mongo_db.cart_owners.count_documents({}) == 0
-    assert mongo_db.stock_holds.count_documents({}) == 0
+    assert mongo_db.carts.count_documents(IN_FLIGHT) == 0
 
 
-def test_a_paid_carts_holds_wait_for_the_batch_counted_once(batch, mongo_db, product):
+def test_a_paid_carts_give_backs_wait_for_the_batch_counted_once(
+    batch, mongo_db, product
+):
     order = pay(ALICE, sku="SNKR-42", quantity=2)
-    # Emptied into the counter, which recorded the move: sold, never held
-    # as well, while the hold waits to be deleted.
-    [hold] = mongo_db.stock_holds.find({"cart_id": order.cart_id})
-    assert hold["quantity"] == 0 and len(hold["back"]) == 1
+    # Sold by the complete write into the counter, which recorded the move:
+    # sold, never held as well, while the cart's entry waits to be pulled.
+    [entry] = mongo_db.carts.find_one({"_id": order.cart_id})["stock_back"]
+    assert (entry["sold"], entry["free"]) == (2, 0)
     gives = mongo_db.inventories.find_one({"_id": "SNKR-42"})["gives"]
-    assert [g["op"] for g in gives] == [hold["back"][0]["op"]]
+    assert [g["op"] for g in gives] == [entry["op"]]
     level = stock_level(sku="SNKR-42")
     assert (level.free, level.held, level.sold) == (48, 0, 2)
     assert invariant_problems() == []
 
     tidy.flush()
-    assert mongo_db.stock_holds.count_documents({}) == 0
+    assert mongo_db.carts.count_documents(IN_FLIGHT) == 0
     # The counter's next write drops the finished move's journal entry.
     cart_add_item(owner=BOB, sku="SNKR-42", quantity=1)
     assert mongo_db.inventories.find_one({"_id": "SNKR-42"})["gives"] == []
     assert invariant_problems() == []
 
 
-def test_holds_of_a_lost_batch_are_finished_by_the_reconciler(batch, mongo_db, product):
+def test_give_backs_of_a_lost_batch_are_finished_by_the_reconciler(
+    batch, mongo_db, product
+):
     order = pay(ALICE, sku="SNKR-42", quantity=2)
     assert tidy.discard() == 2  # the process died with its batch
 
     later = timezone.now() + timedelta(hours=1)
-    assert stock_moves_recover(before=later) == 1
-    assert mongo_db.stock_holds.count_documents({"cart_id": order.cart_id}) == 0
+    assert line_stock.recover(before=later) == 1
+    assert mongo_db.carts.count_documents({"_id": order.cart_id, **IN_FLIGHT}) == 0
     assert mongo_db.inventories.find_one({"_id": "SNKR-42"})["gives"] == []
     level = stock_level(sku="SNKR-42")
     assert (level.free, level.held, level.sold) == (48, 0, 2)
@@ -155,8 +161,8 @@ def test_a_full_queue_releases_at_once(settings, mongo_db, product):
         writer.put(("claim", ("user:nobody", "no-cart")))
         pay(ALICE, sku="SNKR-42")
         assert claim_of(mongo_db, ALICE) is None
-        assert mongo_db.stock_holds.count_documents({}) == 0
-        assert writer.stats().dropped == 2  # the holds' step and the claim
+        assert mongo_db.carts.count_documents(IN_FLIGHT) == 0
+        assert writer.stats().dropped == 2  # the give-backs' step and the claim
     finally:
         tidy.discard()
         settle.settler().discard()

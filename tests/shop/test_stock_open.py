@@ -3,8 +3,9 @@
 import pytest
 
 from catalog.errors import InvalidQuantity
-from catalog.selectors.stock import stock_level, stock_problems
-from catalog.services.stock import stock_open, stock_reserve
+from catalog.selectors.stock import stock_level
+from catalog.services.stock import stock_open
+from tests.stock import hold, stock_problems
 
 
 def test_stock_open_creates_inventories_with_their_ledger_entries(mongo_db):
@@ -19,7 +20,7 @@ def test_stock_open_creates_inventories_with_their_ledger_entries(mongo_db):
 
 def test_stock_open_twice_leaves_existing_stock_and_its_holds_alone(mongo_db):
     stock_open(quantities={"A1": 5})
-    stock_reserve(sku="A1", cart_id="cart-1", quantity=2)
+    hold("A1", "cart-1", 2)
 
     opened = stock_open(quantities={"A1": 50, "C3": 7})
 

@@ -5,7 +5,7 @@ from config.management.base import MongoCommand
 # Every conversion of data kept in an earlier version's shape, oldest first.
 # Each is idempotent and finds nothing to do on a current database.
 CONVERSIONS = (
-    "stock_holds_migrate",
+    "stock_lines_migrate",
     "convert_sessions",
     "store_stock_migrate",
     "sales_counters_convert",
