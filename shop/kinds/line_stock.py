@@ -57,37 +57,6 @@ def _cart_of(hold: str) -> str:
 # --- Taking units: counter, then cart ---------------------------------------------
 
 
-def take(
-    *,
-    key: str,
-    cart_id: str,
-    units: int,
-    now: datetime,
-    record: Callable[[str], object],
-) -> tuple[str | None, object]:
-    """Take ``units`` of location ``key`` for the cart: the counter first,
-    then ``record(op)``, the caller's cart write (built with ``pushed`` or
-    ``grown``, or a new cart's insert with ``new_line``), which returns a
-    falsy value when the cart refused. Returns (op, what ``record``
-    returned); op None when the counter refused (fewer units free: nothing
-    changed, ``record`` not called). A refusal by the cart gives the units
-    straight back."""
-    op = counters.take(key, hold_id(key, cart_id), units, now)
-    if op is None:
-        return None, None
-    faults.point("stock.take.after_counter")
-    try:
-        recorded = record(op)
-    except DuplicateKeyError:
-        recorded = None  # a new cart's id taken meanwhile (a recovery's fence)
-    if not recorded:
-        counters.untake(key, op, units)
-        return op, recorded
-    faults.point("stock.take.after_hold")
-    counters.taken(key, op)
-    return op, recorded
-
-
 def new_line(line: dict, op: str) -> dict:
     """A line's document as a new cart is born with it: the take listed."""
     return {**line, "applied": [op]}

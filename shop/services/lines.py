@@ -192,25 +192,6 @@ def take_and_record(
     return held, raw
 
 
-def unlist_and_give_back(
-    *,
-    cart_id: str,
-    unlist: Callable[[], Listed | None],
-    give_back: Callable[[], None],
-    now: datetime,
-    point: str,
-) -> Listed:
-    """The reverse: the cart first (``unlist``, guarded; nothing matched
-    raises the cart's refusal), then the resource. Returns what ``unlist``
-    did (the cart after, or a count)."""
-    unlisted = unlist()
-    if not unlisted:
-        raise refusal_of(cart_id, now)
-    faults.point(point)
-    give_back()
-    return unlisted
-
-
 def move_line(kind, *, source_id: str, target_id: str, line, now: datetime):
     """Login: one line leaves the anonymous cart for the account's.
 
