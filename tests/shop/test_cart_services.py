@@ -4,6 +4,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from pymongo import monitoring
 
 from catalog.errors import (
     InvalidQuantity,
@@ -269,6 +270,58 @@ def test_short_stock_held_by_live_carts_is_refused(mongo_db, now):
         cart_add_item(owner=BOB, sku=sku, quantity=1, now=now + timedelta(minutes=5))
 
     assert "sold out" in refused.value.message
+
+
+class CartFinds(monitoring.CommandListener):
+    """The finds the code under test sends to the carts."""
+
+    def __init__(self):
+        self.finds = []
+
+    def started(self, event):
+        if event.command_name == "find" and event.command["find"] == "carts":
+            self.finds.append(
+                {
+                    k: event.command[k]
+                    for k in ("find", "filter", "hint")
+                    if k in event.command
+                }
+            )
+
+    def succeeded(self, event):
+        pass
+
+    def failed(self, event):
+        pass
+
+
+def test_a_refused_add_reads_the_carts_past_their_hold_not_the_live_holders(
+    mongo_db, listen, now
+):
+    """A sold-out SKU's live holders are not read again on each refused add:
+    the lookup of the stale holders examines the carts past their hold (here
+    one, of another SKU), not the 20 carts holding the SKU. A read of every
+    holder per refused add made a flash sale's cost grow with its holders."""
+    sku = make_product(sku="RUSH", stock=20)
+    other = make_product(sku="CALM", stock=5)
+    cart_add_item(
+        owner="anon:early", sku=other, quantity=1, now=now - timedelta(hours=3)
+    )
+    for n in range(20):
+        cart_add_item(owner=f"anon:holder-{n}", sku=sku, quantity=1, now=now)
+    seen = listen(CartFinds())
+
+    with pytest.raises(OutOfStock):
+        cart_add_item(owner=BOB, sku=sku, quantity=1, now=now)
+
+    # Every read of the carts the refused add sent (its own live cart, none;
+    # the stale holders), replayed under explain.
+    assert len(seen.finds) >= 2
+    examined = [
+        mongo_db.command("explain", find, verbosity="executionStats")["executionStats"]
+        for find in seen.finds
+    ]
+    assert sum(stats["totalDocsExamined"] for stats in examined) <= 1
 
 
 def test_a_shopper_returning_after_the_hold_gets_a_new_cart(
