@@ -45,9 +45,9 @@ class CartLine(me.EmbeddedDocument):
     ``sku`` is the line's resource key, the stock location
     (``catalog.documents.stock_location``): the SKU itself for delivery
     (online stock, online price), ``"<sku>@<store_id>"`` to collect at a
-    store (that store's stock, that store's price). Every cart query on
-    ``items.sku`` (expiry, reconcile, merge) thus keys the resource; one
-    cart may list one SKU both ways, as two lines.
+    store (that store's stock, that store's price). Every reading of a
+    cart's ``items.sku`` (expiry, reconcile, merge) thus keys the resource;
+    one cart may list one SKU both ways, as two lines.
     """
 
     sku = me.StringField(required=True)
@@ -189,10 +189,6 @@ class Cart(Document):
             # The expiry job: active carts past their deadline, expiring ones.
             {"fields": ["state", "expires_at"]},
             {"fields": ["owner", "-modified_at"]},
-            # Stale carts holding one SKU (a reservation short of stock).
-            {"fields": ["items.sku", "state"]},
-            # Stale carts holding seats in one session (a hold refused).
-            {"fields": ["tickets.session_id", "state"]},
             # Ended carts past the retention (the purge_carts job).
             {"fields": ["state", "ended_at"]},
             # Give-backs in flight, transfers received whose source may not
@@ -200,6 +196,10 @@ class Cart(Document):
             {"fields": ["stock_back.at"], "sparse": True},
             {"fields": ["moved_in.at"], "sparse": True},
         ],
+        # The carts by a line's resource and state: no query reads them (the
+        # stale holders of a resource are read through the expiry index,
+        # shop.services.expiry), and every write of a line paid for both.
+        "retired_indexes": ["items.sku_1_state_1", "tickets.session_id_1_state_1"],
     }
 
 

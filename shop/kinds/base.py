@@ -51,8 +51,8 @@ class LineKind(ABC):
 
     Class attributes: ``name`` (``"product"``), ``field`` (the ``Cart`` list
     holding the lines, ``"items"``) and ``key_field`` (the line attribute
-    naming the resource, ``"sku"``; the cart query ``{field}.{key_field}``
-    finds the carts listing a resource). Every function is keyword-only,
+    naming the resource, ``"sku"``; ``{field}.{key_field}`` is the path of
+    a cart's resources). Every function is keyword-only,
     takes ids and embedded line documents, and is safe to call twice.
     """
 

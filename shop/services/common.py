@@ -98,8 +98,3 @@ def lease_time() -> timedelta:
 
 def load_cart(raw: dict | None) -> Cart | None:
     return Cart._from_son(raw) if raw else None
-
-
-def listing(kind, key: str) -> dict:
-    """A filter matching carts with a line of ``kind`` on resource ``key``."""
-    return {f"{kind.field}.{kind.key_field}": key}
