@@ -278,11 +278,6 @@ class LineKind(ABC):
         before ``before`` (a crash between its documents); how many."""
         return 0
 
-    def stale_holders(self, *, key: str, now: datetime) -> list[str] | None:
-        """Candidate carts whose hold of ``key`` may have run out, from an
-        index of the resource's own; None: ask the carts (``listing``)."""
-        return None
-
     @abstractmethod
     def settle(self) -> None:
         """Finish the resource's own interrupted work (e.g. a stock ledger)."""

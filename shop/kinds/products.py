@@ -355,9 +355,6 @@ class ProductKind(LineKind):
     def recover(self, *, before: datetime) -> int:
         return line_stock.recover(before=before)
 
-    def stale_holders(self, *, key: str, now: datetime) -> list[str] | None:
-        return None  # the carts listing the location, past their hold
-
     def resource_problems(self) -> list[Problem]:
         held = line_stock.held_units()
         return [Problem(self.name, p.sku, p.message) for p in stock_problems(held=held)]

@@ -126,10 +126,10 @@ def carts_expire_holding(*, kind, key: str, now: datetime | None = None) -> int:
     units held by carts past their hold are not really taken.
     """
     now = utcnow(now)
-    candidates = kind.stale_holders(key=key, now=now)
-    if candidates is None:
-        candidates = _stale_listing(kind, key, now)
-    return sum(cart_expire(cart_id=cart_id, now=now) for cart_id in candidates)
+    return sum(
+        cart_expire(cart_id=cart_id, now=now)
+        for cart_id in _stale_listing(kind, key, now)
+    )
 
 
 def _stale_listing(kind, key: str, now: datetime) -> list[str]:
@@ -137,11 +137,12 @@ def _stale_listing(kind, key: str, now: datetime) -> list[str]:
 
     The shop's stale carts, each branch of ``stale_filter`` one range of the
     expiry index (state, expires_at), are few (the expiry job runs every
-    minute); the resource is checked here. Named in the filter, it would
-    lead the planner to the index on the line's key and state, which reads
-    every live holder of a sold-out resource (a flash sale's thousand) on
-    each refused add; a ``hint`` of the expiry index costs the Rust server
-    time growing with the carts (bench/RESULTS.md, "A sold-out add").
+    minute); the resource is checked here, on their lines. Named in the
+    filter, it led the planner to an index on the line's resource and state
+    (since retired), which read every live holder of a sold-out resource (a
+    flash sale's thousand) on each refused add; a ``hint`` of the expiry
+    index costs the Rust server time growing with the carts
+    (bench/RESULTS.md, "A sold-out add").
     """
     listed = f"{kind.field}.{kind.key_field}"
     return [
