@@ -7,7 +7,7 @@ raw is what Marquee's business rules cost (the catalog's pricing reads, the
 hold deadline, the order, the payment record), and the difference between
 this level and ``http`` is what the web layer costs.
 
-Cart flow, as the seed's: the shopper's first ``cart_add_item`` that holds
+Cart flow, as the seed's: the shopper's first ``cart_add`` that holds
 its units creates the cart (Marquee has no separate "create a cart": a cart
 exists once something is in it, and a refused add makes none, so the adds
 go one at a time until one holds), the other adds run concurrently, then
@@ -45,13 +45,14 @@ def _owner(user: int) -> str:
 
 
 def add_item(owner: str, sku: str, quantity: int, action: str):
-    """One add; the cart, or None when the product is sold out."""
+    """One add, as the add page's POST makes it (``cart_add``): what it did,
+    or None when the product is sold out."""
     from catalog.errors import OutOfStock
-    from shop.services.carts import cart_add_item
+    from shop.services.carts import cart_add
 
     with monitor.action(action):
         try:
-            return cart_add_item(owner=owner, sku=sku, quantity=quantity)
+            return cart_add(owner=owner, sku=sku, quantity=quantity)
         except OutOfStock:
             return None
 
@@ -122,11 +123,11 @@ def cart_flow(ctx, rng) -> Outcome:
     rest = ctx.parallel(
         [partial(add_item, owner, s, p.quantity, "add_to_cart") for s in skus]
     )
-    carts = [cart for cart in (first, *rest) if cart is not None]
-    if not carts:
+    added = [add for add in (first, *rest) if add is not None]
+    if not added:
         return Outcome(kind="sold_out", got="nothing")
-    _paid(checkout(owner, carts[0].cart_id))
-    return Outcome(got=f"{len(carts)} of {p.items} items")
+    _paid(checkout(owner, added[0].cart_id))
+    return Outcome(got=f"{len(added)} of {p.items} items")
 
 
 def cart_probe(ctx, rng) -> None:
@@ -137,12 +138,12 @@ def cart_probe(ctx, rng) -> None:
     first, second = marquee.PROBE_SKUS
     if add_item(owner, first, 1, "first_add") is None:
         raise RuntimeError("probe: could not add the probe's first SKU")
-    cart = add_item(owner, second, 1, "add_to_cart")
-    if cart is None:
+    added = add_item(owner, second, 1, "add_to_cart")
+    if added is None:
         raise RuntimeError("probe: could not add the probe's second SKU")
     with monitor.action("change_quantity"):
         cart_set_quantity(owner=owner, sku=second, quantity=2)
-    checkout(owner, cart.cart_id)
+    checkout(owner, added.cart_id)
 
 
 def hold_seats(owner: str, session_id: str, seats) -> str | None:

@@ -26,7 +26,7 @@ from catalog.services import counters
 from catalog.services.stock import stock_ledger_settle, stock_return
 from config.errors import DomainError
 from shop.cart_state import ACTIVE
-from shop.documents import Cart, CartLine
+from shop.documents import CartLine
 from shop.kinds import line_stock
 from shop.kinds.base import Hold, LineKind, Problem
 from shop.limits import MAX_LINE_QUANTITY
@@ -108,22 +108,25 @@ class ProductKind(LineKind):
             son["applied"] = applied
         return CartLine._from_son(son)
 
-    def push(self, *, cart: Cart, line, now: datetime) -> Cart | None:
-        """``record`` of a line new to ``cart`` (as the caller read it) in one
-        write: the cart after it is that cart plus the line, with no read
-        back (it may lack a concurrent request's change, as a read could
-        carry one: it is shown, never used to decide a rule). None when the
-        cart refused (the SKU turned up meanwhile: ``record`` grows it)."""
+    def push(self, *, cart: dict, line, now: datetime) -> dict | None:
+        """``record`` of a line new to ``cart`` (as the caller read it, as
+        stored) in one write: the cart after it, as stored, is that cart
+        plus the line, with no read back (it may lack a concurrent request's
+        change, as a read could carry one: it is shown, never used to
+        decide a rule). None when the cart refused (the SKU turned up
+        meanwhile: ``record`` grows it)."""
         guard, update = line_stock.pushed(line.to_mongo().to_dict(), _op(line))
-        query = {"_id": cart.cart_id, "state": ACTIVE, **guard}
+        query = {"_id": cart["_id"], "state": ACTIVE, **guard}
         if not carts().update_one(query, touched(update, now)).matched_count:
             return None
         _recorded(line)
-        cart.items.append(line)
         # What the write did to the cart as read (``touched``).
-        cart.modified_at = now
-        cart.expires_at = touched_end(cart.expires_at, now)
-        return cart
+        return {
+            **cart,
+            self.field: [*(cart.get(self.field) or []), update["$push"][self.field]],
+            "modified_at": now,
+            "expires_at": touched_end(cart["expires_at"], now),
+        }
 
     def record(self, *, cart_id: str, line, now: datetime) -> dict | None:
         """Step 2 of a take (``line`` as taken): a new line on the active

@@ -21,7 +21,14 @@ from shop.cart_state import (
 )
 from shop.documents import Cart
 from shop.identity import owner_of
-from shop.kinds import PRODUCTS, TICKETS, LineKind, lines_of
+from shop.kinds import (
+    PRODUCTS,
+    TICKETS,
+    LineKind,
+    lines_of,
+    stored_lines,
+    units_of,
+)
 from shop.kinds.products import needs_delivery
 from shop.limits import MAX_EXTENSIONS, MAX_LINE_QUANTITY
 
@@ -38,12 +45,18 @@ def _now(now: datetime | None) -> datetime:
 def live_cart(*, owner: str | None, now: datetime | None = None) -> Cart | None:
     """The owner's cart that still holds its lines (active within its hold,
     or in checkout), else None."""
+    raw = _live_son(owner, now)
+    return None if raw is None else Cart._from_son(raw)
+
+
+def _live_son(owner: str | None, now: datetime | None) -> dict | None:
+    """``live_cart`` as stored."""
     if not owner:
         return None
     raw = Cart.coll().find_one(live_filter(owner))
     if raw is None or not is_live(raw, _now(now)):
         return None
-    return Cart._from_son(raw)
+    return raw
 
 
 def current_cart_id(request, *, now: datetime | None = None) -> str | None:
@@ -53,15 +66,16 @@ def current_cart_id(request, *, now: datetime | None = None) -> str | None:
 
 
 def cart_units(*, owner: str | None, now: datetime | None = None) -> int:
-    """Units in the owner's live cart (the header badge)."""
-    return units_in(live_cart(owner=owner, now=now))
+    """Units in the owner's live cart (the header badge of every page),
+    counted on the cart as stored: no ``Cart`` built (``stored_lines``)."""
+    return units_of(stored_lines(_live_son(owner, now)))
 
 
 def units_in(cart: Cart | None) -> int:
     """Units in a cart already at hand (a service returned it): no query."""
     if cart is None:
         return 0
-    return sum(kind.units(line) for kind, line in lines_of(cart))
+    return units_of(lines_of(cart))
 
 
 @dataclass(frozen=True)

@@ -43,12 +43,10 @@ def units_fit(quantity: int) -> None:
         raise QuantityTooLarge(limit=MAX_LINE_QUANTITY)
 
 
-def line_fits(cart) -> None:
-    """One more line fits in ``cart`` (None: a cart not made yet), or
-    TooManyLines."""
-    if cart is None:
-        return
-    if cart.line_count() + 1 > max_lines():
+def line_fits(listed: int | None) -> None:
+    """One more line fits next to the ``listed`` lines of a cart (None: a
+    cart not made yet), or TooManyLines."""
+    if listed is not None and listed + 1 > max_lines():
         raise TooManyLines(limit=max_lines())
 
 
@@ -65,5 +63,5 @@ def hold_fits(cart, session_id: str, adding: int) -> None:
     performance's seat cap, and the line cap for a performance new to it."""
     listed = seats_listed(cart, session_id)
     if listed is None:
-        line_fits(cart)
+        line_fits(None if cart is None else cart.line_count())
     seats_fit(listed or 0, adding)

@@ -24,7 +24,15 @@ from shop.errors import (
     ExtensionsUsed,
     LineNotInCart,
 )
-from shop.kinds import KINDS, PRODUCTS, backs_of, line_stock, lines_of
+from shop.kinds import (
+    KINDS,
+    PRODUCTS,
+    backs_of,
+    line_stock,
+    lines_of,
+    stored_lines,
+    units_of,
+)
 from shop.limits import MAX_EXTENSIONS
 from shop.services import caps, owners
 from shop.services.common import (
@@ -94,6 +102,37 @@ def _named(line) -> str:
     return f"{line.name} at {line.store_name}" if line.store_name else line.name
 
 
+class Added:
+    """What an add did: the cart's id, the line's item, and the cart after
+    it, which a page answering an add shows only by its units (the badge).
+
+    The cart is kept as the add has it (as stored: the cart as read plus
+    the line pushed, ``ProductKind.push``; or a ``Cart`` when the add made
+    the cart or grew a line), and built into a ``Cart`` only when asked
+    (``cart``): building the document of a cart read on every add cost a
+    tenth of a cart flow's CPU (bench/RESULTS.md).
+    """
+
+    def __init__(self, item_id: str, *, son: dict | None = None, cart=None) -> None:
+        self.item_id = item_id
+        self._son = son
+        self._cart = cart
+        self.cart_id = cart.cart_id if cart is not None else son["_id"]
+
+    @property
+    def cart(self) -> Cart:
+        if self._cart is None:
+            self._cart = load_cart(self._son)
+        return self._cart
+
+    @property
+    def units(self) -> int:
+        """Units the cart lists after the add, of every kind (the badge)."""
+        if self._cart is not None:
+            return units_of(lines_of(self._cart))
+        return units_of(stored_lines(self._son))
+
+
 def cart_add_item(
     *,
     owner: str,
@@ -102,6 +141,20 @@ def cart_add_item(
     store_id: str | None = None,
     now: datetime | None = None,
 ) -> Cart:
+    """``cart_add``, and the cart after it as a ``Cart``."""
+    return cart_add(
+        owner=owner, sku=sku, quantity=quantity, store_id=store_id, now=now
+    ).cart
+
+
+def cart_add(
+    *,
+    owner: str,
+    sku: str,
+    quantity: int,
+    store_id: str | None = None,
+    now: datetime | None = None,
+) -> Added:
     """Put ``quantity`` units of ``sku`` in the owner's cart, holding them.
 
     Without ``store_id`` the line is delivered (online stock and price);
@@ -111,7 +164,8 @@ def cart_add_item(
     are reserved on the location first, then the line is recorded on the
     active cart (or grows); if the cart refuses, the units go back at once.
     A shopper without a live cart gets one born with the line, once the
-    units are held.
+    units are held. The live cart is read as stored: the add needs its id,
+    its lines' keys and their count (``Added``).
 
     Raises InvalidQuantity, QuantityTooLarge, TooManyLines, UnknownSku,
     UnknownStore, NotForSale, NotStocked, OutOfStock (also for a store that
@@ -122,21 +176,24 @@ def cart_add_item(
     key = stock_location(sku, store_id)
     new = None
     for _ in range(ATTEMPTS):
-        cart = live_cart(owner, now, create=False)
-        line = _line(cart, key) if cart is not None else None
-        if line is not None:
+        raw = live_son(owner, now)
+        listed = stored_lines(raw)
+        if any(kind is PRODUCTS and line.sku == key for kind, line in listed):
             # More of a line the cart has: its name and price are known
             # already (checkout re-prices every line anyway).
+            cart = load_cart(raw)
+            line = _line(cart, key)
             caps.units_fit(line.quantity + quantity)
-            return _change(cart, line, line.quantity + quantity, now)
-        caps.line_fits(cart)
+            grown = _change(cart, line, line.quantity + quantity, now)
+            return Added(line.item_id, cart=grown)
+        caps.line_fits(None if raw is None else len(listed))
         if new is None:
             product = sellable(sku=sku, store_id=store_id)
             store = store_get(store_id=store_id) if store_id else None
             new = _new_line(product, key, store, quantity, now)
         try:
-            if cart is not None:
-                return _add_line(cart, new, now)
+            if raw is not None:
+                return Added(new.item_id, son=_add_line(raw, new, now))
             made = _first_line(owner, new, now)
         except NotStocked:
             if store_id is None:
@@ -144,7 +201,7 @@ def cart_add_item(
             # The store does not stock it: to the shopper, out of stock there.
             raise OutOfStock(available=0, name=_named(new)) from None
         if made is not None:
-            return made
+            return Added(new.item_id, cart=made)
     raise CartChanged()
 
 
@@ -185,13 +242,13 @@ def _new_line(product, key: str, store, quantity: int, now: datetime) -> CartLin
     )
 
 
-def _add_line(cart: Cart, line, now: datetime) -> Cart:
-    """The line pipeline for a SKU new to the cart: reserve, then record
-    (the cart as read, plus the line; read back only if the SKU turned up
-    on the cart meanwhile)."""
-    cart_id = cart.cart_id
+def _add_line(cart: dict, line, now: datetime) -> dict:
+    """The line pipeline for a SKU new to the cart (as stored): reserve,
+    then record. The cart after it, as stored: the cart as read plus the
+    line, read back only if the SKU turned up on the cart meanwhile."""
+    cart_id = cart["_id"]
 
-    def record(taken) -> Cart | dict | None:
+    def record(taken) -> dict | None:
         return PRODUCTS.push(cart=cart, line=taken, now=now) or PRODUCTS.record(
             cart_id=cart_id, line=taken, now=now
         )
@@ -204,7 +261,7 @@ def _add_line(cart: Cart, line, now: datetime) -> Cart:
         now=now,
         point="add.after_reserve",
     )
-    return after if isinstance(after, Cart) else load_cart(after)
+    return after
 
 
 def _change(cart: Cart, line, quantity: int, now: datetime) -> Cart:

@@ -10,7 +10,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from catalog.documents import location_parts, stock_location
+from catalog.documents import location_parts
 from config.errors import DomainError
 from config.http import HtmxHttpRequest, answers_refusals, valid
 from shop import errors as say
@@ -24,9 +24,9 @@ from shop.forms import (
     TicketRemoveForm,
 )
 from shop.identity import owner_of
-from shop.selectors.carts import cart_view, expired_cart, live_cart, offer, units_in
+from shop.selectors.carts import cart_view, expired_cart, live_cart, offer
 from shop.services.carts import (
-    cart_add_item,
+    cart_add,
     cart_clear,
     cart_extend_hold,
     cart_remove_item,
@@ -178,19 +178,16 @@ def add(request: HtmxHttpRequest):
         return _offer_page(request)
     form = valid(AddToCartForm(request.POST))
     owner, sku = owner_of(request, create=True), form.cleaned_data["sku"]
-    cart = cart_add_item(owner=owner, **form.cleaned_data)
-    key = stock_location(sku, form.cleaned_data["store_id"])
-    line = next((x for x in cart.items if x.sku == key), None)
-    if line is not None:
-        events.cart_line_changed.send(
-            sender=None,
-            request=request,
-            owner=owner,
-            sku=sku,
-            item_id=line.item_id,
-            delta=form.cleaned_data["quantity"],
-        )
-    return _add_answer(request, units={"cart_units": units_in(cart)})
+    added = cart_add(owner=owner, **form.cleaned_data)
+    events.cart_line_changed.send(
+        sender=None,
+        request=request,
+        owner=owner,
+        sku=sku,
+        item_id=added.item_id,
+        delta=form.cleaned_data["quantity"],
+    )
+    return _add_answer(request, units={"cart_units": added.units})
 
 
 def _offer_page(request):

@@ -14,7 +14,7 @@ from catalog.errors import (
     UnknownSku,
 )
 from shop import faults
-from shop.documents import ACTIVE, CANCELED, EXPIRED
+from shop.documents import ACTIVE, CANCELED, EXPIRED, Cart
 from shop.errors import (
     CartExpired,
     CartNotFound,
@@ -25,6 +25,7 @@ from shop.errors import (
 from shop.selectors.invariants import invariant_problems
 from shop.services.carts import (
     MAX_EXTENSIONS,
+    cart_add,
     cart_add_item,
     cart_clear,
     cart_extend_hold,
@@ -32,6 +33,7 @@ from shop.services.carts import (
     cart_remove_item,
     cart_set_quantity,
 )
+from shop.services.common import load_cart
 from shop.services.expiry import cart_expire, carts_expire
 from tests.shop.factories import make_product
 from tests.stock import held_by
@@ -100,6 +102,56 @@ def test_add_reserves_then_records_the_line_with_the_catalog_price(
     assert line["unit_price"].to_decimal() == Decimal("100.00")
     assert doc["expires_at"] == now + timedelta(minutes=30)
     assert invariant_problems() == []
+
+
+def as_shown(cart) -> dict:
+    """What a page shows of a cart: its lines, state and hold."""
+    son = cart.to_mongo().to_dict()
+    return {k: son.get(k) for k in ("_id", "state", "items", "expires_at")}
+
+
+def stored(mongo_db, cart_id):
+    return load_cart(cart_doc(mongo_db, cart_id))
+
+
+def test_an_add_returns_the_cart_as_stored_after_it_on_every_path(mongo_db, now):
+    """What ``cart_add`` says (the cart, its units for the badge, the
+    line's item) is the cart as stored after each add: the first (the cart
+    made with its line), a new line (the cart as read plus the pushed line,
+    not read back), more of a line (grown), with the hold moved on."""
+    make_product(sku="TEE", stock=10)
+    make_product(sku="CAP", stock=10)
+
+    steps = [("TEE", 2, now), ("CAP", 1, now + timedelta(minutes=5))]
+    steps.append(("TEE", 3, now + timedelta(minutes=9)))
+    for (sku, quantity, at), units in zip(steps, (2, 3, 6), strict=True):
+        added = cart_add(owner=ALICE, sku=sku, quantity=quantity, now=at)
+
+        assert (added.item_id, added.units) == (f"item-{sku}", units)
+        assert as_shown(added.cart) == as_shown(stored(mongo_db, added.cart_id))
+        assert added.cart.expires_at == at + timedelta(minutes=30)
+    assert invariant_problems() == []
+
+
+def test_an_add_to_a_cart_builds_no_cart_document(mongo_db, now, monkeypatch):
+    """The add reads the live cart as stored (its id, lines' keys and
+    count) and answers its units from it: building the ``Cart`` of every
+    add's read cost a tenth of a cart flow's CPU (bench/RESULTS.md)."""
+    make_product(sku="TEE", stock=10)
+    make_product(sku="CAP", stock=10)
+    cart_add(owner=ALICE, sku="TEE", quantity=1, now=now)
+    built = []
+    real = Cart._from_son.__func__
+    monkeypatch.setattr(
+        Cart,
+        "_from_son",
+        classmethod(lambda cls, *a, **k: built.append(1) or real(cls, *a, **k)),
+    )
+
+    added = cart_add(owner=ALICE, sku="CAP", quantity=2, now=now)
+
+    assert (added.units, built) == (3, [])
+    assert lines(mongo_db, added.cart_id) == {"TEE": 1, "CAP": 2}
 
 
 def test_add_with_too_little_stock_rolls_back_and_says_how_many_are_left(mongo_db, now):

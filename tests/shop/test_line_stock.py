@@ -16,7 +16,7 @@ from shop import faults
 from shop.cart_state import ACTIVE, COMPLETE, EXPIRED
 from shop.documents import CartLine
 from shop.kinds import PRODUCTS, line_stock
-from shop.services.common import cart_document, carts, load_cart
+from shop.services.common import cart_document, carts
 from tests.concurrency.cart_processes import run_until_crash
 from tests.shop.factories import make_product
 
@@ -60,7 +60,7 @@ def add(cart_id: str, key: str, units: int):
     taken = PRODUCTS.take(
         cart_id=cart_id, line=CartLine._from_son(line(key, units)), now=T0
     )
-    cart = load_cart(carts().find_one({"_id": cart_id}))
+    cart = carts().find_one({"_id": cart_id})
     recorded = PRODUCTS.push(cart=cart, line=taken, now=T0)
     if recorded is None:
         PRODUCTS.untake(cart_id=cart_id, line=taken)
