@@ -11,13 +11,13 @@ Cart flow, as the seed's: the shopper's first ``cart_add`` that holds
 its units creates the cart (Marquee has no separate "create a cart": a cart
 exists once something is in it, and a refused add makes none, so the adds
 go one at a time until one holds), the other adds run concurrently, then
-``cart_checkout`` pays with the test gateway's card. A sold-out product is
+``cart_pay`` pays with the test gateway's card. A sold-out product is
 a refused add; the user checks out what it could reserve.
 
 Theater flow, as the seed's: ``cart_hold_seats`` of the user's own 5
 adjacent seats (the raw level's ``seats_for``), in one conditional update of
 the session; the hold of a shopper without a cart makes the cart with its
-line (action ``hold_seats``); then ``cart_checkout``. Contended: look at the
+line (action ``hold_seats``); then ``cart_pay``. Contended: look at the
 seat map (booking's ``seat_map`` selector: ``view_seats``), try a free pair
 of the hot seats, look again when beaten (3 tries).
 """
@@ -58,10 +58,12 @@ def add_item(owner: str, sku: str, quantity: int, action: str):
 
 
 def checkout(owner: str, cart_id: str):
-    from shop.services.checkout import cart_checkout
+    """The checkout, as the checkout page's POST makes it (``cart_pay``):
+    the paid order as stored."""
+    from shop.services.checkout import cart_pay
 
     with monitor.action("checkout"):
-        return cart_checkout(
+        return cart_pay(
             owner=owner,
             cart_id=cart_id,
             email=marquee.EMAIL,

@@ -46,6 +46,7 @@ import secrets
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from functools import cached_property
 
 from bson.decimal128 import Decimal128
 from django.utils import timezone
@@ -111,15 +112,16 @@ CURRENCY = "GBP"
 _money = money
 
 
-def _paid_order(owner: str, cart_id: str, now: datetime) -> Order | None:
-    """A repeat of a checkout that was paid: the same order, finished."""
+def _paid_order(owner: str, cart_id: str, now: datetime) -> dict | None:
+    """A repeat of a checkout that was paid: the same order (as stored),
+    finished."""
     order = orders().find_one({"cart_id": cart_id, "owner": owner, "state": PAID})
     if order is None:
         return None
     raw = carts().find_one({"_id": cart_id})
     if raw and raw["state"] != COMPLETE:
         return _fulfil(cart_id=cart_id, order=order, charge=None, now=now)
-    return Order._from_son(order)
+    return order
 
 
 def _given(email: str, shipping: dict | None, payment: Card | AtCounter) -> dict:
@@ -580,17 +582,15 @@ def _fulfil(
     seen: dict | None = None,
     son: dict | None = None,
     fresh: bool = False,
-) -> Order:
+) -> dict:
     """Steps 4-6, each idempotent: order paid, holds committed, cart
-    complete; the paid ``Order``.
+    complete; the paid order as stored (``Paid`` builds its ``Order``).
 
     ``order``: the draft of this attempt's order (written here, paid, with
     ``charge`` and ``attempt``; ``son``, its document as made for the
     charge; ``fresh``, see ``_write_order``), or the order's document when
     it is written already (paid before, or pending from before orders were
-    written after their charge). A run makes the ``Order`` once, at the end
-    (MongoEngine building an order with its lines was about 6 % of a
-    theater flow's Python time, sampled).
+    written after their charge).
 
     ``seen``, what this run's kinds read before the charge. ``cart``, when
     the caller holds it since it went pending, spares a read: a pending
@@ -642,7 +642,7 @@ def _fulfil(
     # The owner is free again: the cart no longer holds, so the claim is
     # stale from here on, and goes with a batch (``shop.services.tidy``).
     tidy.release_claim_later(owner=cart.owner, cart_id=cart_id)
-    return Order._from_son(paid if paid is not None else order)
+    return paid if paid is not None else order
 
 
 def _complete(cart_id: str, cart, as_read: dict, now: datetime) -> None:
@@ -684,6 +684,24 @@ def _commit_lines(cart_id: str, cart, seen: dict | None) -> None:
         faults.point("checkout.after_commit")
 
 
+class Paid:
+    """A checkout's paid order as stored. The checkout page's POST shows
+    it only by its number and its link (the redirect: ``number``,
+    ``token``), so the ``Order`` is built only when asked (``order``):
+    MongoEngine's building of an order with its lines was 3 % of a cart
+    flow's CPU (bench/RESULTS.md)."""
+
+    def __init__(self, son: dict) -> None:
+        self.son = son
+        self.number: str = son["number"]
+        self.token: str = son["token"]
+        self.state: str = son["state"]
+
+    @cached_property
+    def order(self) -> Order:
+        return Order._from_son(self.son)
+
+
 def cart_checkout(
     *,
     owner: str,
@@ -693,6 +711,21 @@ def cart_checkout(
     card: Card | AtCounter,
     now: datetime | None = None,
 ) -> Order:
+    """``cart_pay``, and its paid order as an ``Order``."""
+    return cart_pay(
+        owner=owner, cart_id=cart_id, email=email, shipping=shipping, card=card, now=now
+    ).order
+
+
+def cart_pay(
+    *,
+    owner: str,
+    cart_id: str,
+    email: str,
+    shipping: dict | None,
+    card: Card | AtCounter,
+    now: datetime | None = None,
+) -> Paid:
     """Pay for the owner's cart and turn it into a paid order.
 
     ``card``: the payment method, a card or ``AtCounter`` (a box-office
@@ -714,15 +747,15 @@ def cart_checkout(
     if not isinstance(owner, str) or not owner or not isinstance(cart_id, str):
         raise CartNotFound()
     run = _start(owner, cart_id, now, fixed, _given(email, shipping, card))
-    if isinstance(run, Order):
-        return run
+    if isinstance(run, dict):
+        return Paid(run)
     faults.point("checkout.after_pending")
     son = _prepare(run, now=now)
     run.renew(locked_at=now)
     faults.point("checkout.before_charge")
     charge = _charge(run, son, card, now)
     faults.point("checkout.after_charge")
-    return _fulfil(
+    paid = _fulfil(
         cart_id=cart_id,
         order=run.draft,
         son=son,
@@ -735,11 +768,12 @@ def cart_checkout(
             charge.reference, outcome="paid", message="", card=card.label, now=now
         ),
     )
+    return Paid(paid)
 
 
-def _start(owner: str, cart_id: str, now, fixed, given: dict) -> "_Run | Order":
-    """Step 1, or the end already: the paid order (a repeated submit, or a
-    run stopped after charging, finished now), else this run.
+def _start(owner: str, cart_id: str, now, fixed, given: dict) -> "_Run | dict":
+    """Step 1, or the end already: the paid order as stored (a repeated
+    submit, or a run stopped after charging, finished now), else this run.
 
     A first attempt that locked the cart is new: no earlier run can have
     paid for it, so only a cart that was in a checkout before (a repeat, a
@@ -802,8 +836,8 @@ def _give_up(run: _Run, now: datetime) -> None:
     _reopen(run.cart_id, now, run.attempt)
 
 
-def _charged_order(cart_id: str, now: datetime, *, close: bool = False) -> Order | None:
-    """The cart's order finished, if the provider has a paid charge for the
+def _charged_order(cart_id: str, now: datetime, *, close: bool = False) -> dict | None:
+    """The cart's order finished (as stored), if the provider has a paid charge for the
     cart's latest attempt (a run stopped after charging); else None.
 
     The attempt's reference is the cart's; a pending order the cart has (a

@@ -32,7 +32,7 @@ from shop.selectors.orders import (
     orders_of_owner,
     owner_may_cancel,
 )
-from shop.services.checkout import cart_checkout
+from shop.services.checkout import cart_pay
 from shop.services.orders import order_cancel
 from shop.views.common import with_units
 
@@ -106,15 +106,15 @@ def checkout(request: HtmxHttpRequest):
     if not form.is_valid():
         return _checkout_page(request, form, status=400)
     data = form.cleaned_data
-    order = cart_checkout(
+    paid = cart_pay(
         owner=owner_of(request),
         cart_id=data["cart"],
         email=data["email"],
         shipping=form.shipping(),
         card=form.card(),
     )
-    messages.success(request, say.order_paid(order))
-    return redirect(order_url(order))
+    messages.success(request, say.order_paid(paid))
+    return redirect(order_url(paid))
 
 
 def _order_page(request, order, *, cancel_url: str, status: int = 200):

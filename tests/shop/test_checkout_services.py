@@ -1,5 +1,6 @@
 """Checkout: pending lock, re-price, one order per cart, charge, commit."""
 
+import functools
 from datetime import timedelta
 from decimal import Decimal
 
@@ -8,7 +9,7 @@ from pymongo import monitoring
 
 from catalog.selectors.stock import stock_level
 from shop import faults
-from shop.documents import ACTIVE, COMPLETE, EXPIRED, PAID, PENDING_PAYMENT
+from shop.documents import ACTIVE, COMPLETE, EXPIRED, PAID, PENDING_PAYMENT, Order
 from shop.errors import (
     CartEmpty,
     CartExpired,
@@ -20,7 +21,7 @@ from shop.errors import (
 from shop.selectors.invariants import invariant_problems
 from shop.services import numbers
 from shop.services.carts import cart_add_item, cart_remove_item
-from shop.services.checkout import cart_checkout
+from shop.services.checkout import cart_checkout, cart_pay
 from shop.services.common import lease_time
 from shop.services.expiry import carts_expire
 from tests.shop.factories import (
@@ -86,6 +87,47 @@ def test_a_double_submit_returns_the_same_order_and_charges_once(mongo_db, cart,
     assert mongo_db.orders.count_documents({}) == 1
     assert mongo_db.test_gateway_charges.count_documents({}) == 1
     assert stock_level(sku="HAT-1").sold == 1
+
+
+def test_the_paid_answer_is_the_order_as_stored_built_only_when_asked(
+    mongo_db, cart, now, monkeypatch
+):
+    """``cart_pay`` answers with the paid order as stored (the checkout
+    page shows its number and link), first run or repeat, and builds the
+    ``Order`` only when asked: MongoEngine's building of an order with its
+    lines was 3 % of a cart flow's CPU (bench/RESULTS.md)."""
+    built = []
+    real = Order._from_son.__func__
+    monkeypatch.setattr(
+        Order,
+        "_from_son",
+        classmethod(lambda cls, *a, **k: built.append(1) or real(cls, *a, **k)),
+    )
+    pay = functools.partial(
+        cart_pay,
+        owner=ALICE,
+        cart_id=cart.cart_id,
+        email="ada@example.com",
+        shipping=SHIPPING,
+        card=card(),
+        now=now,
+    )
+
+    first, repeat = pay(), pay()
+
+    assert built == []
+    stored = mongo_db.orders.find_one({"cart_id": cart.cart_id})
+    for paid in (first, repeat):
+        assert (paid.number, paid.token, paid.state) == (
+            stored["number"],
+            stored["token"],
+            PAID,
+        )
+        # As paid: its announcement's mark may be gone since (settle).
+        built_son = paid.order.to_mongo().to_dict()
+        kept = ("_id", "number", "state", "lines", "total", "paid_at")
+        assert {k: built_son[k] for k in kept} == {k: stored[k] for k in kept}
+    assert len(built) == 2
 
 
 def test_order_numbers_are_sequential_and_unique(mongo_db, product, now):

@@ -305,7 +305,9 @@ def test_a_run_resuming_after_a_recovery_paid_its_order_announces_it_as_it_is(
     lapsed = timezone.now() + timedelta(minutes=5)
     assert checkout_recover(cart_id=cart.cart_id, now=lapsed) == "completed"
 
-    order = _fulfil(cart_id=cart.cart_id, order=draft, charge=charge, now=lapsed)
+    order = Order._from_son(
+        _fulfil(cart_id=cart.cart_id, order=draft, charge=charge, now=lapsed)
+    )
     bob = pay("anon:bob", sku=product, now=lapsed)  # paid in the same hour
 
     assert order.state == "paid"
