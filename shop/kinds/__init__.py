@@ -47,8 +47,8 @@ class _Stored:
 def stored_lines(son: dict | None) -> list[tuple[LineKind, object]]:
     """``lines_of`` a cart as stored (its document as read), without
     building it into a ``Cart``: a hot path that only counts lines or units
-    (a cart add) skips MongoEngine's document building, a sixth of a cart
-    flow's CPU (bench/RESULTS.md)."""
+    (a cart add, the header badge) skips MongoEngine's document building,
+    which was a tenth of a cart flow's CPU on the adds (bench/RESULTS.md)."""
     if son is None:
         return []
     return [
