@@ -693,9 +693,18 @@ class Paid:
 
     def __init__(self, son: dict) -> None:
         self.son = son
-        self.number: str = son["number"]
-        self.token: str = son["token"]
-        self.state: str = son["state"]
+
+    @property
+    def number(self) -> str:
+        return self.son["number"]
+
+    @property
+    def token(self) -> str:
+        return self.son["token"]
+
+    @property
+    def state(self) -> str:
+        return self.son["state"]
 
     @cached_property
     def order(self) -> Order:

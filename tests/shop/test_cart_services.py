@@ -133,20 +133,14 @@ def test_an_add_returns_the_cart_as_stored_after_it_on_every_path(mongo_db, now)
     assert invariant_problems() == []
 
 
-def test_an_add_to_a_cart_builds_no_cart_document(mongo_db, now, monkeypatch):
+def test_an_add_to_a_cart_builds_no_cart_document(mongo_db, now, builds):
     """The add reads the live cart as stored (its id, lines' keys and
     count) and answers its units from it: building the ``Cart`` of every
     add's read cost a tenth of a cart flow's CPU (bench/RESULTS.md)."""
     make_product(sku="TEE", stock=10)
     make_product(sku="CAP", stock=10)
     cart_add(owner=ALICE, sku="TEE", quantity=1, now=now)
-    built = []
-    real = Cart._from_son.__func__
-    monkeypatch.setattr(
-        Cart,
-        "_from_son",
-        classmethod(lambda cls, *a, **k: built.append(1) or real(cls, *a, **k)),
-    )
+    built = builds(Cart)
 
     added = cart_add(owner=ALICE, sku="CAP", quantity=2, now=now)
 

@@ -1,6 +1,5 @@
 """Checkout: pending lock, re-price, one order per cart, charge, commit."""
 
-import functools
 from datetime import timedelta
 from decimal import Decimal
 
@@ -37,15 +36,20 @@ from tests.stock import held_by
 ALICE = "anon:alice"
 
 
-def checkout(cart_id, *, owner=ALICE, number=None, now):
-    return cart_checkout(
-        owner=owner,
-        cart_id=cart_id,
-        email="ada@example.com",
-        shipping=SHIPPING,
-        card=card(number) if number else card(),
-        now=now,
-    )
+def given(cart_id, *, owner=ALICE, number=None, now) -> dict:
+    """What a shopper's checkout form gives (``number``: another card)."""
+    return {
+        "owner": owner,
+        "cart_id": cart_id,
+        "email": "ada@example.com",
+        "shipping": SHIPPING,
+        "card": card(number) if number else card(),
+        "now": now,
+    }
+
+
+def checkout(cart_id, **kwargs):
+    return cart_checkout(**given(cart_id, **kwargs))
 
 
 @pytest.fixture
@@ -90,30 +94,16 @@ def test_a_double_submit_returns_the_same_order_and_charges_once(mongo_db, cart,
 
 
 def test_the_paid_answer_is_the_order_as_stored_built_only_when_asked(
-    mongo_db, cart, now, monkeypatch
+    mongo_db, cart, now, builds
 ):
     """``cart_pay`` answers with the paid order as stored (the checkout
     page shows its number and link), first run or repeat, and builds the
     ``Order`` only when asked: MongoEngine's building of an order with its
     lines was 3 % of a cart flow's CPU (bench/RESULTS.md)."""
-    built = []
-    real = Order._from_son.__func__
-    monkeypatch.setattr(
-        Order,
-        "_from_son",
-        classmethod(lambda cls, *a, **k: built.append(1) or real(cls, *a, **k)),
-    )
-    pay = functools.partial(
-        cart_pay,
-        owner=ALICE,
-        cart_id=cart.cart_id,
-        email="ada@example.com",
-        shipping=SHIPPING,
-        card=card(),
-        now=now,
-    )
+    built = builds(Order)
 
-    first, repeat = pay(), pay()
+    submitted = given(cart.cart_id, now=now)
+    first, repeat = cart_pay(**submitted), cart_pay(**submitted)
 
     assert built == []
     stored = mongo_db.orders.find_one({"cart_id": cart.cart_id})
